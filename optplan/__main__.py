@@ -1,0 +1,5 @@
+import sys
+
+from optplan.cli import main
+
+sys.exit(main())

@@ -1,0 +1,55 @@
+"""Argument helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+from optplan.model import Problem
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def add_problem_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument("--problem", required=required,
+                        choices=[p.cli_name for p in Problem] + [p.value for p in Problem
+                                                                 if p.value != p.cli_name],
+                        metavar="{" + ",".join(p.cli_name for p in Problem) + "}",
+                        help="which planning problem")
+
+
+def add_solver_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("solver flags (every method accepts them; methods "
+                                      "that have no use for them ignore them)")
+    group.add_argument("--time-limit", type=positive_float, metavar="S",
+                       help="wall-clock limit in seconds for exact methods")
+    group.add_argument("--workers", type=positive_int, metavar="N",
+                       help="solver threads (CP-SAT workers, MILP threads)")
+    group.add_argument("--seed", type=non_negative_int, metavar="N", help="random seed")

@@ -1,0 +1,111 @@
+"""optplan's own JSON instance format (documented in docs/formats.md).
+
+.. code-block:: json
+
+    {"format": "optplan-instance", "version": 1, "name": "paper_example", "alignment": 1,
+     "records": [{"id": "t0", "first_op": 0, "last_op": 1, "size": 32}, ...],
+     "inplace": [["t0", "t1"]],
+     "provenance": {"source": "...", "command": "..."},
+     "graph": {...}}
+
+``records`` is required; everything else is optional. Intervals are closed. ``graph`` (the
+network the records came from) is kept verbatim for the tools that need it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from optplan.errors import InputError
+from optplan.model import Instance, UsageRecord
+
+__all__ = ["instance_from_dict", "instance_to_dict", "read_json_instance", "write_json_instance"]
+
+FORMAT = "optplan-instance"
+VERSION = 1
+_RECORD_FIELDS = ("id", "first_op", "last_op", "size")
+
+
+def instance_from_dict(data: dict, *, file: str | None = None) -> Instance:
+    """Build an :class:`Instance` from parsed JSON; errors name the file and the field."""
+    if not isinstance(data, dict):
+        raise InputError("top level must be a JSON object", file=file)
+    if data.get("format", FORMAT) != FORMAT:
+        raise InputError(f"expected {FORMAT!r}, got {data.get('format')!r}", file=file,
+                         field="format")
+    raw_records = data.get("records")
+    if not isinstance(raw_records, list):
+        raise InputError("missing or not a list", file=file, field="records")
+    records = []
+    for position, raw in enumerate(raw_records):
+        field = f"records[{position}]"
+        if not isinstance(raw, dict):
+            raise InputError("must be an object", file=file, field=field)
+        missing = [name for name in _RECORD_FIELDS if name not in raw]
+        if missing:
+            raise InputError(f"missing {', '.join(missing)}", file=file, field=field)
+        try:
+            records.append(UsageRecord(str(raw["id"]), raw["first_op"], raw["last_op"],
+                                       raw["size"]))
+        except InputError as error:
+            raise InputError(error.message, file=file, field=f"{field}.{error.field}") from None
+    try:
+        probe = Instance(tuple(records))  # duplicate ids are reported before pairs are read
+        index_of = probe.index_of
+        pairs = []
+        for position, pair in enumerate(data.get("inplace", []) or []):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise InputError("must be a pair [a, b] of record ids",
+                                 field=f"inplace[{position}]")
+            unknown = [str(x) for x in pair if str(x) not in index_of]
+            if unknown:
+                raise InputError(f"unknown record id {unknown[0]!r}", field=f"inplace[{position}]")
+            pairs.append((index_of[str(pair[0])], index_of[str(pair[1])]))
+        return Instance(tuple(records), name=str(data.get("name") or (Path(file).stem if file
+                        else "instance")), alignment=data.get("alignment", 1),
+                        inplace_pairs=tuple(pairs), provenance=_extras(data))
+    except InputError as error:
+        raise error.located(file) from None
+
+
+def _extras(data: dict) -> dict:
+    extras = dict(data.get("provenance") or {})
+    if "graph" in data:
+        extras["graph"] = data["graph"]
+    return extras
+
+
+def instance_to_dict(instance: Instance) -> dict:
+    data = {"format": FORMAT, "version": VERSION, "name": instance.name,
+            "alignment": instance.alignment,
+            "records": [{"id": r.id, "first_op": r.first_op, "last_op": r.last_op, "size": r.size}
+                        for r in instance.records]}
+    if instance.inplace_pairs:
+        data["inplace"] = [[instance.records[a].id, instance.records[b].id]
+                           for a, b in instance.inplace_pairs]
+    provenance = {k: v for k, v in instance.provenance.items() if k != "graph"}
+    if provenance:
+        data["provenance"] = provenance
+    if "graph" in instance.provenance:
+        data["graph"] = instance.provenance["graph"]
+    return data
+
+
+def read_json_instance(path: str | Path) -> Instance:
+    path = str(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except json.JSONDecodeError as error:
+        raise InputError(f"malformed JSON: {error.msg} (column {error.colno})", file=path,
+                         line=error.lineno) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", file=path) from None
+    return instance_from_dict(data, file=path)
+
+
+def write_json_instance(instance: Instance, path: str | Path) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(instance_to_dict(instance), handle, indent=1)
+        handle.write("\n")
