@@ -48,6 +48,10 @@ def max_breadth(instance: Instance) -> int:
 def lower_bound(instance: Instance, problem: Problem | str) -> int:
     """The combinatorial lower bound of ``problem`` on ``instance``."""
     problem = Problem.parse(problem)
+    if problem is Problem.PRELOAD:
+        from optplan.preload import latency_lower_bound
+
+        return latency_lower_bound(instance)
     if problem is Problem.SHARED_OBJECTS:
         return sum(positional_maximums(instance))
     return round_up(max_breadth(instance), instance.alignment)

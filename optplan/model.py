@@ -36,6 +36,7 @@ class Problem(str, enum.Enum):
 
     SHARED_OBJECTS = "shared_objects"
     OFFSETS = "offsets"
+    PRELOAD = "preload"  # preload-aware planning (optplan.preload)
 
     @classmethod
     def parse(cls, text: "str | Problem") -> "Problem":

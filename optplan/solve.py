@@ -11,8 +11,7 @@ from typing import Callable
 
 from optplan.bounds import lower_bound
 from optplan.errors import InputError
-from optplan.model import (Instance, OffsetsSolution, Problem, SharedObjectsSolution, Solution,
-                           round_up)
+from optplan.model import Instance, Problem, Solution, round_up
 from optplan.registry import get_method
 from optplan.result import Result, SolverOutcome, Status, relative_gap
 from optplan.validate import validate
@@ -24,7 +23,11 @@ SOLVER_FLAGS = ("time_limit", "workers", "seed")
 
 def objective_value(instance: Instance, problem: Problem, solution: Solution) -> int:
     """Shared objects: the sum of object sizes. Offsets: the arena size, rounded up to the
-    alignment."""
+    alignment. Preload: the latency in µs (``optplan.preload.plan_latency``)."""
+    if problem is Problem.PRELOAD:
+        from optplan.preload import plan_latency
+
+        return plan_latency(instance, solution)
     if problem is Problem.SHARED_OBJECTS:
         return solution.total_size
     return round_up(solution.arena_size, instance.alignment)
@@ -64,7 +67,10 @@ def solve(instance: Instance, method: str, problem: Problem | str | None = None,
         problem = info.problems[0]
     problem = Problem.parse(problem)
     info = get_method(method, problem)
-    if not inplace:
+    if problem is Problem.PRELOAD:
+        if "budget" in params:  # the budget is part of the preload instance
+            instance = instance.with_budget(params.pop("budget"))
+    elif not inplace:
         instance = instance.without_inplace()
     flags = {"time_limit": time_limit, "workers": workers, "seed": seed}
     given = {k: v for k, v in flags.items() if v is not None} | params
@@ -97,9 +103,7 @@ def solve(instance: Instance, method: str, problem: Problem | str | None = None,
         trajectory=outcome.trajectory, info=dict(outcome.info))
 
 
-def _heuristic_outcome(solution: Solution | None) -> SolverOutcome:
+def _heuristic_outcome(solution) -> SolverOutcome:
     if solution is None:
         return SolverOutcome(Status.INFEASIBLE, None)
-    if not isinstance(solution, (SharedObjectsSolution, OffsetsSolution)):
-        raise TypeError(f"a heuristic returned {type(solution).__name__}, not a solution")
     return SolverOutcome(Status.FEASIBLE, solution)

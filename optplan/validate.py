@@ -29,6 +29,12 @@ class ViolationKind(str, enum.Enum):
     ARENA_MISSTATED = "arena_misstated"    # stated arena size != max(offset + size)
     BAD_INPLACE = "bad_inplace"            # an in-place pair sharing memory other than exactly
     WRONG_TYPE = "wrong_type"              # a solution of the wrong problem
+    # Preload-aware planning (optplan.preload):
+    MISSING_TENSOR = "missing_tensor"      # a plan without exactly one entry per tensor
+    OVER_BUDGET = "over_budget"            # offset + size beyond the memory budget
+    BAD_PRELOAD = "bad_preload"            # preload step outside [max(0, l_w - window), l_w]
+    LATENCY_MISSTATED = "latency_misstated"
+    PEAK_MISSTATED = "peak_misstated"
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class Violation:
 def validate(instance: Instance, problem: Problem | str, solution: Solution) -> list[Violation]:
     """All violations of ``solution`` for ``problem`` on ``instance`` (empty when valid)."""
     problem = Problem.parse(problem)
+    if problem is Problem.PRELOAD:
+        from optplan.preload import validate_plan
+
+        return validate_plan(instance, solution)
     if problem is Problem.SHARED_OBJECTS:
         if not isinstance(solution, SharedObjectsSolution):
             return [Violation(ViolationKind.WRONG_TYPE,

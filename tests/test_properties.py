@@ -19,7 +19,8 @@ def _records_methods(problem: Problem):
             if info.input == "records" and problem in info.implementations]
 
 
-CASES = [(problem, name) for problem in Problem for name in _records_methods(problem)]
+CASES = [(problem, name) for problem in (Problem.SHARED_OBJECTS, Problem.OFFSETS)
+         for name in _records_methods(problem)]
 
 
 def _check(instance, problem, method, inplace=False):
