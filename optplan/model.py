@@ -60,12 +60,17 @@ def round_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
+MAX_VALUE = 2**62  # sizes, ops and alignments stay far inside int64 arithmetic
+
+
 def _require_int(value, field_name: str, *, minimum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputError(f"must be an integer, got {value!r}", field=field_name)
     value = int(value)
     if minimum is not None and value < minimum:
         raise InputError(f"must be >= {minimum}, got {value}", field=field_name)
+    if value > MAX_VALUE:
+        raise InputError(f"too large: {value} > 2^62", field=field_name)
     return value
 
 

@@ -20,6 +20,8 @@ from factories import named
     (dict(id="a", first_op="0", last_op=1, size=4), "first_op"),
     (dict(id="a", first_op=0, last_op=1, size=True), "size"),
     (dict(id="", first_op=0, last_op=1, size=4), "id"),
+    (dict(id="a", first_op=0, last_op=1, size=2**70), "size"),
+    (dict(id="a", first_op=0, last_op=2**63, size=4), "last_op"),
 ])
 def test_bad_record_is_rejected_naming_the_field(kwargs, field):
     with pytest.raises(InputError) as error:
