@@ -37,11 +37,15 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_problem_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+RECORD_PROBLEMS = (Problem.OFFSETS, Problem.SHARED_OBJECTS)
+
+
+def add_problem_argument(parser: argparse.ArgumentParser, *, required: bool = True,
+                         problems=tuple(Problem)) -> None:
     parser.add_argument("--problem", required=required,
-                        choices=[p.cli_name for p in Problem] + [p.value for p in Problem
-                                                                 if p.value != p.cli_name],
-                        metavar="{" + ",".join(p.cli_name for p in Problem) + "}",
+                        choices=[p.cli_name for p in problems] + [p.value for p in problems
+                                                                  if p.value != p.cli_name],
+                        metavar="{" + ",".join(p.cli_name for p in problems) + "}",
                         help="which planning problem")
 
 

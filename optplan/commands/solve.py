@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from optplan.commands._common import add_problem_argument, add_solver_flags, positive_int
+from optplan.errors import InputError
 from optplan.formats import load_instance, write_solution_csv
+from optplan.model import Problem
 from optplan.solve import solve
 
 
@@ -14,7 +16,8 @@ def add_parser(subparsers) -> None:
         "solve", help="run one method on one instance",
         description="Run one method on a MiniMalloc CSV or optplan JSON instance, validate the "
                     "solution, and print the result.")
-    parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json")
+    parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json "
+                        "(preload: a preload instance .json)")
     add_problem_argument(parser)
     parser.add_argument("--method", required=True, metavar="NAME",
                         help="method name (see 'optplan methods')")
@@ -22,20 +25,37 @@ def add_parser(subparsers) -> None:
                         help="offset alignment in bytes (overrides the instance's)")
     parser.add_argument("--inplace", action="store_true",
                         help="let declared in-place pairs share memory")
+    parser.add_argument("--budget", type=positive_int, metavar="BYTES",
+                        help="preload: the memory budget (default: the instance's, else none)")
     add_solver_flags(parser)
-    parser.add_argument("--output", metavar="OUT.csv",
-                        help="write the instance's columns plus offset/object, in input order")
+    parser.add_argument("--output", metavar="OUT",
+                        help="write the solution: a CSV of the instance's columns plus offset/"
+                             "object, in input order (preload: the plan JSON)")
     parser.add_argument("--json", action="store_true",
                         help="print exactly one JSON object on one line")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
-    instance = load_instance(args.path, alignment=args.alignment)
-    result = solve(instance, args.method, args.problem, inplace=args.inplace,
-                   time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+    problem = Problem.parse(args.problem)
+    params = {}
+    if problem is Problem.PRELOAD:
+        from optplan.preload import read_preload_instance, write_plan
+
+        instance = read_preload_instance(args.path)
+        if args.budget is not None:
+            params["budget"] = args.budget
+    else:
+        if args.budget is not None:
+            raise InputError("--budget applies to the preload problem only", field="budget")
+        instance = load_instance(args.path, alignment=args.alignment)
+    result = solve(instance, args.method, problem, inplace=args.inplace,
+                   time_limit=args.time_limit, workers=args.workers, seed=args.seed, **params)
     if args.output and result.solution is not None:
-        write_solution_csv(instance, result.problem, result.solution, args.output)
+        if problem is Problem.PRELOAD:
+            write_plan(instance, result.solution, args.output)
+        else:
+            write_solution_csv(instance, problem, result.solution, args.output)
     if args.json:
         print(json.dumps(result.summary()))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from optplan.commands._common import add_problem_argument, positive_int
+from optplan.commands._common import RECORD_PROBLEMS, add_problem_argument, positive_int
 from optplan.formats import load_instance, read_solution_csv
 from optplan.model import Problem
 from optplan.bounds import lower_bound
@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
                     "Exit 0 when valid, 1 when it violates the instance, 2 on bad input.")
     parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json")
     parser.add_argument("solution", metavar="SOLUTION.csv")
-    add_problem_argument(parser)
+    add_problem_argument(parser, problems=RECORD_PROBLEMS)
     parser.add_argument("--alignment", type=positive_int, metavar="A")
     parser.add_argument("--inplace", action="store_true",
                         help="let declared in-place pairs share memory")
