@@ -1,0 +1,93 @@
+"""Reading a run directory's results into one long table (one row per job)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from optplan.errors import InputError
+
+__all__ = ["load_results", "optimum_table", "instance_for_key"]
+
+_NESTED = ("violations", "params", "trajectory", "info")
+_EXACT_STATUSES = ("OPTIMAL",)
+
+
+def load_results(run_dirs) -> pd.DataFrame:
+    """All rows of one or more run directories (``results.jsonl``; every complete line).
+
+    Nested columns (params, trajectory, info, violations) come back as Python objects.
+    """
+    if isinstance(run_dirs, (str, Path)):
+        run_dirs = [run_dirs]
+    frames = []
+    for run_dir in map(Path, run_dirs):
+        path = run_dir / "results.jsonl"
+        if not path.is_file():
+            raise InputError("not a run directory (no results.jsonl)", file=str(run_dir))
+        rows = []
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith("\n"):
+                    continue  # a line cut short by a kill
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        frame = pd.DataFrame(rows)
+        frame["run"] = run_dir.name
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    for column in _NESTED:
+        if column in table:
+            table[column] = table[column].map(lambda v: json.loads(v) if isinstance(v, str) else v)
+    if "job_id" in table:
+        table = table.drop_duplicates("job_id", keep="first").reset_index(drop=True)
+    return table
+
+
+def optimum_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (instance, problem): the lower bound, the proven optimum (when a valid OPTIMAL row
+    exists), the best valid objective, the best proven bound, and which exact methods proved it.
+
+    Two OPTIMAL rows that disagree are a bug somewhere; the row says so in ``conflict``.
+    """
+    records = []
+    for (instance, problem), group in results.groupby(["instance", "problem"], sort=True):
+        valid = group[group["valid"] == True]  # noqa: E712 (pandas element-wise)
+        optimal = valid[valid["status"].isin(_EXACT_STATUSES)]
+        objectives = sorted(set(optimal["objective"].dropna().astype(int)))
+        best_bound = pd.to_numeric(group["best_bound"], errors="coerce").max()
+        records.append({
+            "instance": instance, "problem": problem,
+            "num_tensors": int(group["num_tensors"].max()) if "num_tensors" in group else None,
+            "lower_bound": int(pd.to_numeric(group["lower_bound"], errors="coerce").max()),
+            "optimum": objectives[0] if objectives else None,
+            "best_objective": (int(valid["objective"].min()) if valid["objective"].notna().any()
+                               else None),
+            "best_bound": None if pd.isna(best_bound) else int(best_bound),
+            "proved_by": ",".join(sorted(set(optimal["method"]))),
+            "conflict": len(objectives) > 1,
+        })
+    return pd.DataFrame(records)
+
+
+def instance_for_key(key: str, repo: Path | None = None):
+    """Load the instance a results row names by its ``instance_key``."""
+    from optplan.formats import load_instance
+
+    if key.startswith("generator:"):
+        from optplan.generators import generate
+
+        _, kind, tensors, seed = key.split(":")
+        return generate(kind, int(tensors), seed=int(seed))
+    repo = repo or Path(__file__).resolve().parents[2]
+    if key.startswith("${shared}"):
+        import os
+
+        shared = Path(os.environ.get("OPTPLAN_SHARED", repo.parent / "shared"))
+        return load_instance(shared / key.removeprefix("${shared}").lstrip("/"))
+    path = Path(key)
+    return load_instance(path if path.is_absolute() else repo / path)
