@@ -1,0 +1,75 @@
+"""``optplan import``: (re)generate a real-network instance from its model source.
+
+Every committed instance records the exact command that regenerates it in
+``provenance.command``, e.g.::
+
+    optplan import onnx package:onnx/backend/test/data/light/light_resnet50.onnx \\
+        --network resnet50 --variant fused
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from optplan.commands._common import positive_int
+from optplan.graph.lifetimes import VIEW_SETTINGS
+from optplan.importers import IMPORTERS
+from optplan.importers.build import VARIANTS
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "import", help="import a network (TFLite, ONNX, Keras) as an instance",
+        description="Import a model as an optplan instance (graph + usage records + "
+                    "provenance). SOURCE is a file, package:PKG/path/in/package, "
+                    "wheel:NAME==VERSION/path/in/wheel, or for keras a network name.")
+    parser.add_argument("importer", choices=IMPORTERS, help="which importer reads SOURCE")
+    parser.add_argument("source", help="model source (see description)")
+    parser.add_argument("--network", required=True,
+                        help="catalogue network name, e.g. resnet50, blazeface")
+    parser.add_argument("--variant", choices=VARIANTS, default="fused",
+                        help="fused (TFLite-like) or raw (one op per layer); default fused")
+    parser.add_argument("--views", choices=VIEW_SETTINGS, default="copy",
+                        help="reshape-like ops: their own tensor (copy, default) or an alias")
+    parser.add_argument("--size", type=positive_int, help="input size (keras only)")
+    parser.add_argument("--out", type=Path, help="output file (default: "
+                        "data/networks/<name>.json under the current directory)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from optplan.importers.build import network_instance
+    from optplan.instances import summary, write_instance
+
+    instance = network_instance(args.importer, args.source, network=args.network,
+                                variant=args.variant, views=args.views, size=args.size)
+    out = args.out or Path("data") / "networks" / f"{instance.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_instance(instance, out)
+    row = summary(instance)
+    print(f"{out}: {row['ops']} ops, {row['tensors']} tensors, naive {row['naive_bytes']} B, "
+          f"offsets LB {row['offsets_lower_bound']} B, shared-objects LB "
+          f"{row['shared_objects_lower_bound']} B")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m optplan.commands.import_cmd ...``: this subcommand alone, for environments
+    that hold an importer's heavy extra (tensorflow) but not every optplan dependency."""
+    import argparse
+    import sys
+
+    from optplan.errors import OptplanError
+
+    parser = argparse.ArgumentParser(prog="optplan")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["import", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return args.run(args)
+    except OptplanError as error:
+        print(f"optplan: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
