@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -53,6 +54,7 @@ class MethodInfo:
 
 _REGISTRY: dict[str, MethodInfo] = {}
 _loaded = False
+_load_lock = threading.RLock()  # a second thread must not see a half-filled registry
 
 
 def register(name: str, problem: Problem | str, *, kind: str = "heuristic",
@@ -77,16 +79,17 @@ def register(name: str, problem: Problem | str, *, kind: str = "heuristic",
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for module_name in _MODULES:
-        importlib.import_module(module_name)
-    for package_name in _PACKAGES:
-        package = importlib.import_module(package_name)
-        for module in pkgutil.walk_packages(package.__path__, package_name + "."):
-            if not module.name.rsplit(".", 1)[-1].startswith("_"):
-                importlib.import_module(module.name)
+    with _load_lock:
+        if _loaded:
+            return
+        _loaded = True  # set first: the modules imported below call register()
+        for module_name in _MODULES:
+            importlib.import_module(module_name)
+        for package_name in _PACKAGES:
+            package = importlib.import_module(package_name)
+            for module in pkgutil.walk_packages(package.__path__, package_name + "."):
+                if not module.name.rsplit(".", 1)[-1].startswith("_"):
+                    importlib.import_module(module.name)
 
 
 def methods() -> dict[str, MethodInfo]:
