@@ -1,0 +1,173 @@
+"""Benchmark of ``search`` on MiniMalloc's challenging suite (issue 4's bar); not a test.
+
+By default the 11 instances of ``$OPTPLAN_SHARED/peer/minimalloc/challenging`` (default
+``../shared``; skipped cleanly when absent) at 60 s each. One row per instance: status,
+objective, proven bound, time, nodes, and the probes. When ``MINIMALLOC_BIN`` names a
+MiniMalloc binary *you built yourself* (never built or vendored here), the same instances go
+through it too, driven by the issue's bisection: probe the capacity in the file name, then
+the lower bound, then bisect on multiples of the sizes' gcd, at most 15 s a probe.
+
+    python bench/search.py --instances A,B --time-limit 60
+    MINIMALLOC_BIN=~/minimalloc/build/minimalloc python bench/search.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from optplan import Problem, lower_bound, solve
+from optplan.formats.minimalloc_csv import read_minimalloc_csv
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("OPTPLAN_SHARED", REPO.parent / "shared"))
+SUITE = SHARED / "peer" / "minimalloc" / "challenging"
+PROBE_LIMIT = 15.0
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite", type=Path, default=SUITE,
+                        help="folder of MiniMalloc CSVs (default: %(default)s)")
+    parser.add_argument("--instances", help="comma-separated names, e.g. A,B (default: all)")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
+    parser.add_argument("--switch", action="append", default=[], metavar="NAME=BOOL",
+                        help="a SearchParams switch, e.g. --switch dominance=false")
+    parser.add_argument("--jsonl", type=Path, help="also append one JSON line per run here")
+    return parser.parse_args(argv)
+
+
+def suite_files(args) -> list[Path]:
+    files = sorted(args.suite.glob("*.csv")) if args.suite.is_dir() else []
+    if args.instances:
+        wanted = {name.strip() for name in args.instances.split(",") if name.strip()}
+        files = [f for f in files if f.name.split(".")[0] in wanted]
+    return files
+
+
+def file_capacity(path: Path) -> int | None:
+    """The capacity MiniMalloc names in the file name (``A.1048576.csv``)."""
+    parts = path.name.split(".")
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def switches(args) -> dict:
+    result = {}
+    for text in args.switch:
+        name, _, value = text.partition("=")
+        if value.lower() not in ("true", "false"):
+            sys.exit(f"--switch {text}: expected NAME=true or NAME=false")
+        result[name] = value.lower() == "true"
+    return result
+
+
+# -- MiniMalloc, side by side ---------------------------------------------------------------
+def minimalloc_probe(binary: str, path: Path, capacity: int, limit: float):
+    """Run the binary at ``capacity``: ('feasible', arena) / ('infeasible'|'timeout', None)."""
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / "out.csv"
+        start = time.perf_counter()
+        try:
+            done = subprocess.run([binary, f"--capacity={capacity}", f"--input={path}",
+                                   f"--output={output}", f"--timeout={limit}s"],
+                                  capture_output=True, text=True, timeout=limit + 10)
+        except subprocess.TimeoutExpired:
+            return "timeout", None
+        elapsed = time.perf_counter() - start
+        if done.returncode != 0:  # MiniMalloc exits 1 on both; tell them apart by the clock
+            return ("timeout" if elapsed >= 0.95 * limit else "infeasible"), None
+        _, solution = read_minimalloc_csv(output, with_offsets=True)
+        return "feasible", solution.arena_size
+
+
+def run_minimalloc(binary: str, path: Path, time_limit: float) -> dict:
+    """The issue's protocol: capacity, then lower bound, then bisection (granule = gcd)."""
+    instance = read_minimalloc_csv(path)
+    granule = math.gcd(*(r.size for r in instance.records))
+    bound = lower_bound(instance, Problem.OFFSETS)  # proven
+    low = bound  # where the next probes start (timeouts prove nothing)
+    best = None
+    queue = [file_capacity(path), bound]
+    probes = []
+    start = time.perf_counter()
+    while True:
+        left = time_limit - (time.perf_counter() - start)
+        high = None if best is None else best - granule
+        if left <= 0 or (high is not None and low > high):
+            break
+        if queue:
+            capacity = queue.pop(0)
+            if capacity is None or capacity < low or (high is not None and capacity > high):
+                continue
+        elif high is None:
+            break
+        else:
+            capacity = low + (high - low) // 2 // granule * granule
+        result, arena = minimalloc_probe(binary, path, capacity, min(PROBE_LIMIT, left))
+        probes.append((capacity, result))
+        if result == "feasible":
+            best = arena if best is None else min(best, arena)
+        elif result == "infeasible":
+            bound = low = capacity + granule
+        else:
+            low = capacity + granule
+    status = "OPTIMAL" if best is not None and best <= bound else (
+        "FEASIBLE" if best is not None else "UNKNOWN")
+    return {"status": status, "objective": best, "bound": bound,
+            "time": time.perf_counter() - start, "probes": probes}
+
+
+# -- the table ------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    files = suite_files(args)
+    if not files:
+        print(f"no MiniMalloc instances found under {args.suite}: skipped")
+        return 0
+    binary = os.environ.get("MINIMALLOC_BIN")
+    options = switches(args)
+    header = f"{'instance':9} {'n':>4} {'status':9} {'objective':>10} {'bound':>10} " \
+             f"{'gap %':>6} {'time s':>7} {'nodes':>9}"
+    if binary:
+        header += f" | {'minimalloc':10} {'objective':>10} {'bound':>10} {'time s':>7}"
+    print(f"search, {args.time_limit:g} s per instance" + (f"; MiniMalloc: {binary}"
+                                                           if binary else ""))
+    print(header)
+    print("-" * len(header))
+    solved = 0
+    for path in files:
+        instance = read_minimalloc_csv(path)
+        result = solve(instance, "search", "offsets", time_limit=args.time_limit, **options)
+        solved += result.status.value == "OPTIMAL"
+        gap = 100 * (result.gap or 0.0)
+        name = path.name.split(".")[0]
+        line = f"{name:9} {len(instance):4} {result.status.value:9} {result.objective:10} " \
+               f"{result.best_bound:10} {gap:6.2f} {result.wall_time_s:7.1f} " \
+               f"{result.info['nodes']:9}"
+        row = {"instance": name, "tensors": len(instance), **result.summary(),
+               "nodes": result.info["nodes"], "probes": result.info["probes"]}
+        if not result.valid:
+            line += "  INVALID: " + "; ".join(result.violations)
+        if binary:
+            peer = run_minimalloc(binary, path, args.time_limit)
+            line += f" | {peer['status']:10} {peer['objective'] or '-':>10} " \
+                    f"{peer['bound']:10} {peer['time']:7.1f}"
+            row["minimalloc"] = peer
+        print(line, flush=True)
+        if args.jsonl:
+            with args.jsonl.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+    print(f"proven optimal: {solved} of {len(files)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,459 @@
+"""The decision procedure behind ``search``: is there a packing with arena <= C?
+
+A depth-first search over *canonical* packings, after MiniMalloc (Moffitt, ASPLOS'23,
+``google/minimalloc`` ``src/solver.cc``, ``src/sweeper.cc``); the code is ours, the semantics
+are theirs. Each node picks the next buffer, and places it at its *lowest feasible offset*:
+the highest top among the placed buffers it overlaps in time, rounded up to the alignment.
+
+Why every rule is sound: if a packing within C exists, take one P of least total offset. No
+buffer of P can move down (that would lower the total), so listing P's buffers by
+(offset, static rank) gives a sequence S in which each buffer, when its turn comes, sits
+exactly at its lowest feasible offset. The search tries candidates in (offset, rank) order,
+and no rule of :class:`SearchParams` cuts S: S is canonical by construction; every section
+bound is a necessary condition; dominance would mean some unplaced u could move down into
+the gap below, which P forbids; a candidate b with no unplaced neighbour keeps its offset for
+ever, so S, which has b before every later sibling, runs through b or an earlier sibling.
+
+Time is cut into *sections*: the maximal time spans on which the set of live buffers does not
+change. Everything here works in scaled integers (sizes and alignment divided by their gcd).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from optplan.errors import SolverRangeError
+
+__all__ = ["SearchParams", "Prepared", "prepare", "decide", "TIMEOUT", "PREORDERS"]
+
+PREORDERS = ("WAT", "TAW", "TWA")
+"""Static preorders tried round-robin, MiniMalloc's defaults: each letter is a key, compared
+largest first: ``W`` lifetime width, ``A`` area (width × size), ``T`` the largest sum of
+unplaced sizes over the buffer's sections. Ties go to the lower buffer index."""
+
+
+class _Timeout:
+    """The marker a probe returns when it ran out of time (it proves nothing)."""
+
+    def __repr__(self) -> str:
+        return "TIMEOUT"
+
+
+TIMEOUT = _Timeout()
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """The search techniques; each can be switched off (all on by default).
+
+    Every combination gives the same answer; the switches exist to measure what each one buys
+    (MiniMalloc's ``SolverParams`` does the same).
+    """
+
+    canonical: bool = True
+    """Generate each packing once: placements non-decreasing in offset, ties by static rank
+    (MiniMalloc ``canonical_only``; also lifts every section floor to the current offset,
+    MiniMalloc ``monotonic_floor``)."""
+    section_inference: bool = True
+    """Prune when some section's floor + its unplaced sizes exceeds C (``section_inference``)."""
+    unplaced_floor: bool = True
+    """Raise a section's floor to the least lowest-feasible-offset of its unplaced buffers
+    (``unallocated_floor``)."""
+    dominance: bool = True
+    """Never place a buffer at or above min over unplaced u of lowest-offset(u) + size(u):
+    u would fit in the gap below (``check_dominance``)."""
+    sibling_pruning: bool = True
+    """After a buffer that overlaps no unplaced buffer fails, fail the node: no later sibling
+    can ever place it."""
+    dynamic_decomposition: bool = True
+    """Split into independent subproblems when no unplaced buffer crosses a section boundary
+    (``dynamic_decomposition``)."""
+    round_robin: bool = True
+    """Run the preorders of :data:`PREORDERS` round-robin, :data:`SLICE_NODES` nodes at a
+    time, each resuming where it paused; the first to finish answers (off: the first preorder
+    alone). MiniMalloc restarts each preorder with doubling node limits instead; resuming
+    does the same fair split without redoing work (2-3x fewer nodes on B and E)."""
+
+    @classmethod
+    def switch_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """An instance in the search's own terms (scaled integers, sections, neighbour lists)."""
+
+    sizes: tuple[int, ...]          # scaled sizes
+    alignment: int                  # scaled alignment (offsets are multiples of it)
+    scale: int                      # original units per scaled unit
+    section_start: tuple[int, ...]  # first section of each buffer
+    section_end: tuple[int, ...]    # one past its last section
+    neighbours: tuple[tuple[int, ...], ...]  # buffers overlapping each buffer in time
+    section_members: tuple[tuple[int, ...], ...]
+    width: tuple[int, ...]          # lifetime length in ops
+
+    @property
+    def num_sections(self) -> int:
+        return len(self.section_members)
+
+
+def prepare(first_ops, last_ops, sizes, alignment: int = 1) -> Prepared:
+    """Scale, cut time into sections and list neighbours. O(n^2) time, O(n + edges) memory."""
+    first_ops = np.asarray(first_ops, dtype=np.int64)
+    last_ops = np.asarray(last_ops, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = len(sizes)
+    # Lowest-offset packings have offsets that are sums of sizes (rounded up to the alignment),
+    # so offsets may be restricted to multiples of the sizes' gcd when there is no alignment.
+    scale = int(np.gcd.reduce(sizes)) if n else 1
+    if alignment > 1:
+        scale = int(np.gcd(scale, alignment))
+    scaled_alignment = max(1, alignment // scale) if alignment > 1 else 1
+    points = np.unique(np.concatenate([first_ops, last_ops + 1])) if n else np.zeros(0, int)
+    start = np.searchsorted(points, first_ops)
+    end = np.searchsorted(points, last_ops + 1)
+    num_sections = max(len(points) - 1, 0)
+    neighbours = []
+    for index in range(n):  # O(n) memory per row: no n x n matrix
+        row = (start < end[index]) & (start[index] < end)
+        row[index] = False
+        neighbours.append(tuple(np.flatnonzero(row).tolist()))
+    members: list[list[int]] = [[] for _ in range(num_sections)]
+    for index, (lo, hi) in enumerate(zip(start.tolist(), end.tolist())):
+        for section in range(lo, hi):
+            members[section].append(index)
+    return Prepared(sizes=tuple((sizes // scale).tolist()), alignment=scaled_alignment,
+                    scale=scale, section_start=tuple(start.tolist()),
+                    section_end=tuple(end.tolist()), neighbours=tuple(neighbours),
+                    section_members=tuple(tuple(m) for m in members),
+                    width=tuple((last_ops - first_ops + 1).tolist()))
+
+
+_min_reduce = np.minimum.reduce
+_max_reduce = np.maximum.reduce
+_minimum = np.minimum
+_maximum = np.maximum
+
+
+class _Deadline(Exception):
+    """The probe's deadline passed."""
+
+
+def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
+           deadline: float | None = None, stats: dict | None = None):
+    """Search for a packing of ``prep`` with every top <= ``capacity`` (scaled units).
+
+    Returns the scaled offsets (a list), ``None`` when no packing exists (proven), or
+    :data:`TIMEOUT` when ``deadline`` (a ``time.perf_counter()`` value) passed first.
+    ``stats["nodes"]`` accumulates the nodes searched.
+    """
+    stats = {} if stats is None else stats
+    stats.setdefault("nodes", 0)
+    n = len(prep.sizes)
+    if n == 0:
+        return []
+    if max(prep.sizes) > capacity:
+        return None
+    # Stacking everything fits any capacity above the sum of the sizes (rounded up).
+    stack_height = sum(-(-size // prep.alignment) * prep.alignment for size in prep.sizes)
+    if stack_height >= _Search.PLACED:
+        raise SolverRangeError(f"sizes sum to {stack_height} units of {prep.scale} bytes, "
+                               f"beyond the search's range (2^40)", field="size")
+    capacity = min(capacity, stack_height)
+    if deadline is not None and time.perf_counter() > deadline:
+        return TIMEOUT
+    preorders = PREORDERS if params.round_robin else PREORDERS[:1]
+    arrays = _Arrays.build(prep)
+    searches = [_Search(prep, arrays, capacity, params, deadline, preorder)
+                for preorder in preorders]
+    # Round robin: each search runs SLICE_NODES nodes in turn and then pauses where it is
+    # (the searches are generators), so no work is redone; the first to finish answers.
+    running = [(search, search.run()) for search in searches]
+    try:
+        while True:
+            for search, steps in running:
+                try:
+                    next(steps)
+                except StopIteration as finished:
+                    return search.solution if finished.value else None
+    except _Deadline:
+        return TIMEOUT
+    finally:
+        stats["nodes"] += sum(search.nodes for search in searches)
+        for _, steps in running:
+            steps.close()
+
+
+SLICE_NODES = 1024
+"""Nodes a search runs before the next preorder's turn (round robin)."""
+
+
+@dataclass(frozen=True)
+class _Arrays:
+    """The static numpy views of a :class:`Prepared` instance that every search shares."""
+
+    sizes: np.ndarray              # sizes, plus a padding entry 0 at index n
+    neighbours: list               # per buffer, an index array of its neighbours
+    member_matrix: np.ndarray      # section x member index matrix, padded with n
+    totals: np.ndarray             # sum of sizes per section
+    cuts: tuple                    # buffers live in both section k and k + 1
+    section_starts: np.ndarray     # first section of each buffer
+    section_ends: np.ndarray       # one past its last section
+
+    @classmethod
+    def build(cls, prep: Prepared) -> "_Arrays":
+        n = len(prep.sizes)
+        widest = max((len(m) for m in prep.section_members), default=0)
+        matrix = np.full((prep.num_sections, max(widest, 1)), n, dtype=np.intp)
+        totals = np.zeros(prep.num_sections, dtype=np.int64)
+        for section, members in enumerate(prep.section_members):
+            matrix[section, :len(members)] = members
+            totals[section] = sum(prep.sizes[b] for b in members)
+        cuts = [0] * max(prep.num_sections - 1, 0)
+        for lo, hi in zip(prep.section_start, prep.section_end):
+            for k in range(lo, hi - 1):
+                cuts[k] += 1
+        return cls(sizes=np.array(prep.sizes + (0,), dtype=np.int64),
+                   neighbours=[np.array(nb, dtype=np.intp) for nb in prep.neighbours],
+                   member_matrix=matrix, totals=totals, cuts=tuple(cuts),
+                   section_starts=np.array(prep.section_start, dtype=np.int64),
+                   section_ends=np.array(prep.section_end, dtype=np.int64))
+
+
+class _Search:
+    """One depth-first search with one static preorder, as a generator that pauses every
+    :data:`SLICE_NODES` nodes (so that :func:`decide` can run preorders round-robin).
+
+    The state lives in numpy arrays so that a node costs a fixed number of vectorised steps
+    instead of Python loops over buffers: ``lowest`` holds each unplaced buffer's lowest
+    feasible offset (a placed buffer reads as ``PLACED``, above any capacity), and the
+    section check gathers the lowest offsets of each section's members through a padded
+    ``section x member`` index matrix.
+    """
+
+    PLACED = 1 << 40  # offsets * key_width must stay within int64
+
+    def __init__(self, prep: Prepared, arrays: "_Arrays", capacity: int,
+                 params: SearchParams, deadline: float | None, preorder: str):
+        self.prep = prep
+        self.capacity = capacity
+        self.params = params
+        self.deadline = deadline
+        self.preorder = preorder
+        self.nodes = 0
+        n = len(prep.sizes)
+        self.solution = [0] * n
+        self.sizes = arrays.sizes
+        self.neighbours = arrays.neighbours
+        self.member_matrix = arrays.member_matrix
+        self.section_starts = arrays.section_starts
+        self.section_ends = arrays.section_ends
+        self.key_width = n + 1  # candidate keys are offset * key_width + rank
+        self.lowest = np.zeros(n + 1, dtype=np.int64)
+        self.lowest[n] = self.PLACED
+        self.floor = np.zeros(prep.num_sections, dtype=np.int64)
+        self.total = arrays.totals.copy()  # sum of unplaced sizes per section
+        self.cuts = list(arrays.cuts)
+
+    # -- entry ---------------------------------------------------------------------------
+    def run(self):
+        """A generator: pauses every :data:`SLICE_NODES` nodes; returns True when packed."""
+        prep = self.prep
+        if not self._sections_fit(0, prep.num_sections, 0):
+            return False
+        everything = list(range(len(prep.sizes)))
+        if self.params.dynamic_decomposition:
+            parts = self._split(everything, 0, prep.num_sections, [])
+        else:
+            parts = [(everything, 0, prep.num_sections)]
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 4 * len(everything) + 1000))
+        try:
+            for part in parts:
+                if not (yield from self._solve_part(*part)):
+                    return False
+            return True
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _solve_part(self, buffers: list[int], section_lo: int, section_hi: int):
+        """Search one part with fresh canonical state and its own static preorder."""
+        prep, total = self.prep, self.total.tolist()
+        keys = {}
+        for b in buffers:
+            lo, hi = prep.section_start[b], prep.section_end[b]
+            values = {"W": prep.width[b], "A": prep.width[b] * prep.sizes[b],
+                      "T": max(total[lo:hi]) if hi > lo else 0}
+            keys[b] = tuple(-values[letter] for letter in self.preorder) + (b,)
+        order = sorted(buffers, key=keys.__getitem__)
+        rank_of = {b: rank for rank, b in enumerate(order)}
+        part = _Part(members=np.array(buffers, dtype=np.intp),
+                     ranks=np.array([rank_of[b] for b in buffers], dtype=np.int64),
+                     sizes=self.sizes[np.array(buffers, dtype=np.intp)],
+                     order=order, section_lo=section_lo, section_hi=section_hi)
+        return (yield from self._node(part, 0, -1))
+
+    def _split(self, buffers, section_lo, section_hi, cutpoints):
+        """The independent parts of ``buffers`` between consecutive cut points."""
+        if not cutpoints:
+            # Find the boundaries no unplaced buffer crosses.
+            cutpoints = [k + 1 for k in range(section_lo, section_hi - 1) if self.cuts[k] == 0]
+        bounds = [section_lo] + cutpoints + [section_hi]
+        parts = []
+        start, end = self.prep.section_start, self.prep.section_end
+        lowest, placed = self.lowest, self.PLACED
+        unplaced = [b for b in buffers if lowest[b] < placed]
+        for lo, hi in zip(bounds, bounds[1:]):
+            members = [b for b in unplaced if start[b] < hi and lo < end[b]]
+            if members:
+                parts.append((members, lo, hi))
+        return parts
+
+    # -- the check -----------------------------------------------------------------------
+    def _sections_fit(self, section_lo: int, section_hi: int, offset: int) -> bool:
+        """Section inference: in every section of the part, the unplaced buffers stack above
+        its floor and end at or below C. The floor is the top of the section's placed
+        buffers; with ``canonical`` at least the current offset; with ``unplaced_floor`` the
+        least lowest feasible offset of its unplaced buffers (never below the placed tops:
+        every unplaced member overlaps every placed one)."""
+        params, capacity = self.params, self.capacity
+        if not params.section_inference:
+            return True
+        total = self.total[section_lo:section_hi]
+        if params.unplaced_floor:
+            # (ufuncs called directly: the ndarray.min/np.clip wrappers cost more than the work)
+            floor = _min_reduce(self.lowest[self.member_matrix[section_lo:section_hi]], axis=1)
+            # a section with nothing unplaced reads PLACED: cap it at C (it adds 0)
+            _minimum(floor, capacity, out=floor)
+            if params.canonical and offset:
+                _maximum(floor, offset, out=floor)
+            floor += total
+            return _max_reduce(floor) <= capacity
+        floor = self.floor[section_lo:section_hi]
+        if params.canonical and offset:
+            floor = np.maximum(floor, offset)
+        return not ((floor + total > capacity) & (total > 0)).any()
+
+    # -- the search ----------------------------------------------------------------------
+    def _node(self, part: "_Part", last_offset: int, last_rank: int):
+        """Place one more buffer of ``part``, then recurse; True when the part is packed."""
+        self.nodes += 1
+        if not self.nodes % SLICE_NODES:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise _Deadline
+            yield  # the next preorder's turn
+        params, capacity, PLACED = self.params, self.capacity, self.PLACED
+        lowest, width = self.lowest, self.key_width
+        places = lowest[part.members]
+        if _min_reduce(places) >= PLACED:
+            return True
+        # Candidates as keys offset * width + rank: the key order is the (offset, rank) order.
+        limit = capacity + 1
+        if params.dominance:
+            # Dominance: min over unplaced u of lowest(u) + size(u) caps every placement.
+            limit = min(limit, int(_min_reduce(places + part.sizes)))
+        if params.section_inference and params.canonical:
+            # Monotonic floor: each section's unplaced sizes go above this placement.
+            limit = min(limit, capacity + 1 - int(
+                _max_reduce(self.total[part.section_lo:part.section_hi])))
+        keys = places * width
+        keys += part.ranks
+        if params.canonical:
+            keys = keys[(keys < limit * width) & (keys > last_offset * width + last_rank)]
+        else:
+            keys = keys[keys < limit * width]
+        if not len(keys):
+            return False
+        keys.sort()
+        floor, total, neighbours, sizes = self.floor, self.total, self.neighbours, self.sizes
+        section_start, section_end = self.prep.section_start, self.prep.section_end
+        alignment, order = self.prep.alignment, part.order
+        keep_floor = not params.unplaced_floor
+        section_starts, section_ends = self.section_starts, self.section_ends
+        for key in keys.tolist():
+            place, rank = divmod(key, width)
+            b = order[rank]
+            size = int(sizes[b])
+            top = place + size
+            if top > capacity:
+                continue
+            self.solution[b] = place
+            lowest[b] = PLACED
+            lifted_to = top if alignment == 1 else -(-top // alignment) * alignment
+            around = neighbours[b]
+            around_lowest = lowest[around]  # placed neighbours read as PLACED
+            raised = around_lowest < lifted_to
+            lifted = around[raised]
+            before = around_lowest[raised]
+            lowest[lifted] = lifted_to
+            lo, hi = section_start[b], section_end[b]
+            if keep_floor:
+                saved_floors = floor[lo:hi].copy()
+                floor[lo:hi] = top
+            total[lo:hi] -= size
+            found = False
+            # Only sections holding b or a lifted buffer changed (the others are covered by
+            # the parent's check and, for the higher offset, by ``limit``); the lifted buffers
+            # all overlap b, so those sections form one span.
+            if len(lifted):
+                check_lo = min(lo, int(_min_reduce(section_starts[lifted])))
+                check_hi = max(hi, int(_max_reduce(section_ends[lifted])))
+            else:
+                check_lo, check_hi = lo, hi
+            if self._sections_fit(check_lo, check_hi, place):
+                if params.dynamic_decomposition:
+                    found = yield from self._decompose(b, part, place, rank)
+                else:
+                    found = yield from self._node(part, place, rank)
+            total[lo:hi] += size
+            if keep_floor:
+                floor[lo:hi] = saved_floors
+            lowest[lifted] = before
+            lowest[b] = place
+            if found:
+                return True
+            # ``b`` overlaps no unplaced buffer: its offset can never change, and every later
+            # sibling sorts after it, so no later branch can place it.
+            if params.sibling_pruning and (not len(around)
+                                           or _min_reduce(around_lowest) >= PLACED):
+                return False
+        return False
+
+    def _decompose(self, b: int, part: "_Part", place: int, rank: int):
+        """Recurse, split into independent parts where no unplaced buffer crosses a boundary
+        any more (MiniMalloc's dynamic decomposition)."""
+        prep, cuts = self.prep, self.cuts
+        lo, hi = prep.section_start[b], prep.section_end[b]
+        cutpoints = []
+        for k in range(lo, hi - 1):
+            cuts[k] -= 1
+            if cuts[k] == 0 and part.section_lo <= k < part.section_hi - 1:
+                cutpoints.append(k + 1)
+        try:
+            if not cutpoints:
+                return (yield from self._node(part, place, rank))
+            parts = self._split(part.members.tolist(), part.section_lo, part.section_hi,
+                                cutpoints)
+            for sub in parts:
+                if not (yield from self._solve_part(*sub)):
+                    return False
+            return True
+        finally:
+            for k in range(lo, hi - 1):
+                cuts[k] += 1
+
+
+@dataclass(frozen=True)
+class _Part:
+    """An independent subproblem: its buffers, their static ranks and sizes, its sections."""
+
+    members: np.ndarray     # buffer indices
+    ranks: np.ndarray       # static rank of each member (0 goes first)
+    sizes: np.ndarray       # size of each member
+    order: list             # order[rank] = buffer
+    section_lo: int
+    section_hi: int

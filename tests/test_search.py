@@ -1,0 +1,230 @@
+"""The ``search`` exact method (MiniMalloc-style DFS) against a brute-force oracle.
+
+The oracle shares no code with the search: it tries every order of the tensors and puts each
+on top of the placed tensors it conflicts with (rounded up to the alignment). That is complete
+for the offsets problem: a packing of least total offset lists, by offset, as such an order.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import random
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optplan import Instance, InputError, Status, solve, validate
+from optplan.exact.search import TIMEOUT, SearchParams, pack, search
+from optplan.formats.minimalloc_csv import read_minimalloc_csv
+from optplan.model import OffsetsSolution, round_up
+from optplan.registry import methods
+
+
+# -- the oracle ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def brute_force_arena(instance: Instance) -> int:
+    """The least arena over every order of the tensors."""
+    records, alignment = instance.records, instance.alignment
+    best = None
+    for order in itertools.permutations(range(len(records))):
+        offsets = {}
+        for i in order:
+            below = [offsets[j] + records[j].size for j in offsets
+                     if records[i].first_op <= records[j].last_op
+                     and records[j].first_op <= records[i].last_op]
+            offsets[i] = round_up(max(below, default=0), alignment)
+        arena = max((offsets[i] + records[i].size for i in offsets), default=0)
+        if best is None or arena < best:
+            best = arena
+    return best
+
+
+def optimum(instance: Instance) -> int:
+    return round_up(brute_force_arena(instance), instance.alignment)
+
+
+def random_instance(rng: random.Random, *, max_tensors: int = 6) -> Instance:
+    count = rng.randint(1, max_tensors)
+    unit = rng.choice([1, 1, 2, 3, 64])
+    triples = []
+    for _ in range(count):
+        first = rng.randint(0, 5)
+        triples.append((first, first + rng.randint(0, 3), unit * rng.randint(1, 6)))
+    return Instance.from_tuples(triples, alignment=rng.choice([1, 1, 1, 2, 4, 128]))
+
+
+def assert_valid_packing(instance: Instance, offsets, capacity: int) -> None:
+    solution = OffsetsSolution.from_offsets(instance, offsets)
+    assert not validate(instance, "offsets", solution), validate(instance, "offsets", solution)
+    assert solution.arena_size <= capacity
+
+
+# -- named cases a reader can draw --------------------------------------------------------
+TETRIS = Instance.from_tuples([(0, 1, 2), (1, 2, 1), (2, 3, 2)], name="tetris")
+STAIRS = Instance.from_tuples([(0, 2, 1), (1, 3, 1), (2, 4, 1), (3, 5, 1)], name="stairs")
+# Two tall blocks that must sit side by side in time, with a long tensor across both.
+BRIDGE = Instance.from_tuples([(0, 1, 3), (2, 3, 3), (0, 3, 2), (1, 2, 1)], name="bridge")
+# Alignment 4 opens gaps: the breadth bound is 16 (13 rounded up), the optimum is 20.
+GAP = Instance.from_tuples([(0, 1, 6), (0, 2, 5), (0, 0, 2)], name="aligned_gap", alignment=4)
+NAMED = [TETRIS, STAIRS, BRIDGE, GAP]
+
+
+@pytest.mark.parametrize("instance", NAMED, ids=lambda i: i.name)
+def test_named_cases_reach_the_brute_force_optimum(instance):
+    outcome = search(instance)
+    assert outcome.status is Status.OPTIMAL
+    assert round_up(outcome.solution.arena_size, instance.alignment) == optimum(instance)
+    assert outcome.best_bound == optimum(instance)
+    assert not validate(instance, "offsets", outcome.solution)
+    assert outcome.solver == "optplan-search"
+    assert outcome.trajectory and outcome.trajectory[-1][1:] == (optimum(instance),) * 2
+    assert isinstance(outcome.info["nodes"], int)
+
+
+def test_tetris_decision():
+    assert pack(TETRIS, 3) == (0, 2, 0)
+    assert pack(TETRIS, 2) is None
+
+
+def test_aligned_gap_needs_more_than_the_breadth_bound():
+    from optplan.bounds import lower_bound
+    assert lower_bound(GAP, "offsets") == 16
+    assert optimum(GAP) == 20
+    assert brute_force_arena(GAP) == 17  # 2 at 0, 6 at 4, 5 at 12
+    assert pack(GAP, 16) is None
+    assert pack(GAP, 17) is not None
+
+
+# -- agreement with brute force on random instances ---------------------------------------
+def test_decision_agrees_with_brute_force_on_random_instances():
+    rng = random.Random(20231)
+    for _ in range(300):
+        instance = random_instance(rng)
+        best = brute_force_arena(instance)
+        for capacity in (best - 1, best, best + 1):
+            result = pack(instance, capacity)
+            if capacity < best:
+                assert result is None, (instance, capacity)
+            else:
+                assert result is not None, (instance, capacity)
+                assert_valid_packing(instance, result, capacity)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_optimisation_agrees_with_brute_force(rng):
+    instance = random_instance(rng)
+    result = solve(instance, "search", "offsets")
+    assert result.valid
+    assert result.status is Status.OPTIMAL
+    assert result.objective == optimum(instance) == result.best_bound
+
+
+# -- every switch combination gives the same answer ---------------------------------------
+SWITCH_CASES = [random_instance(random.Random(seed), max_tensors=6) for seed in range(6)] \
+    + [BRIDGE, GAP]
+
+
+@pytest.mark.parametrize("combination", list(itertools.product([False, True], repeat=len(
+    SearchParams.switch_names()))), ids=lambda c: "".join("1" if v else "0" for v in c))
+def test_every_switch_combination_gives_the_same_answer(combination):
+    params = SearchParams(**dict(zip(SearchParams.switch_names(), combination)))
+    for instance in SWITCH_CASES:
+        best = brute_force_arena(instance)
+        assert pack(instance, best - 1, params) is None
+        found = pack(instance, best, params)
+        assert found is not None
+        assert_valid_packing(instance, found, best)
+
+
+def medium_instance(rng: random.Random) -> Instance:
+    """20-30 tensors over a long horizon: the search splits it into independent parts."""
+    triples = []
+    for _ in range(rng.randint(20, 30)):
+        first = rng.randint(0, 40)
+        triples.append((first, first + rng.randint(0, 6), rng.randint(1, 8)))
+    return Instance.from_tuples(triples)
+
+
+def test_decomposition_agrees_with_the_undivided_search():
+    # Too big for brute force: decomposing into parts must not change any answer.
+    from optplan.bounds import max_breadth
+    rng = random.Random(4242)
+    undivided = SearchParams(dynamic_decomposition=False)
+    for _ in range(40):
+        instance = medium_instance(rng)
+        for capacity in (max_breadth(instance), max_breadth(instance) + 1):
+            ours, reference = pack(instance, capacity), pack(instance, capacity, undivided)
+            assert (ours is None) == (reference is None), (instance, capacity)
+            if ours is not None:
+                assert_valid_packing(instance, ours, capacity)
+
+
+def test_switches_reach_the_method_and_unknown_ones_fail():
+    outcome = search(BRIDGE, dominance=False, round_robin=False)
+    assert outcome.info["switches"]["dominance"] is False
+    assert outcome.status is Status.OPTIMAL
+    with pytest.raises(InputError, match="unknown switch 'dominanse'"):
+        search(BRIDGE, dominanse=False)
+    with pytest.raises(InputError, match="must be true or false"):
+        search(BRIDGE, dominance="no")
+
+
+def test_inplace_pairs_are_refused_with_a_clear_error():
+    instance = Instance.from_tuples([(0, 1, 4), (1, 2, 4)], inplace_pairs=[(0, 1)])
+    with pytest.raises(InputError, match="in-place"):
+        search(instance)
+
+
+def test_empty_instance_is_optimal_at_zero():
+    outcome = search(Instance.from_tuples([]))
+    assert outcome.status is Status.OPTIMAL
+    assert outcome.solution.arena_size == 0
+
+
+def test_alignment_is_respected():
+    instance = Instance.from_tuples([(0, 1, 3), (1, 2, 5), (0, 2, 6)], alignment=4)
+    outcome = solve(instance, "search", "offsets")
+    assert outcome.valid
+    assert all(offset % 4 == 0 for offset in outcome.solution.offsets)
+    assert outcome.objective == optimum(instance)
+
+
+# -- honest statuses under a time limit ---------------------------------------------------
+def test_a_past_deadline_proves_nothing():
+    rng = random.Random(7)
+    triples = [(t, t + rng.randint(0, 8), rng.randint(1, 40)) for t in range(60)]
+    instance = Instance.from_tuples(triples)
+    assert pack(instance, 10**9, deadline=time.perf_counter() - 1) is TIMEOUT
+
+
+@pytest.mark.peer
+def test_a_timed_out_run_is_never_optimal(minimalloc_dir):
+    # D is open in the literature (ASPLOS'23 and the issue): no 0.5 s run can prove it.
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
+    result = solve(instance, "search", "offsets", time_limit=1.0)
+    assert result.valid
+    assert result.status is Status.FEASIBLE
+    assert result.best_bound < result.objective
+    assert result.info["time_limit"] == 1.0
+    probes = result.info["probes"]
+    if probes:  # the lower-bound probe comes first and cannot finish
+        assert probes[0]["capacity"] == result.lower_bound
+        assert probes[0]["result"] == "timeout"
+
+
+# -- cross-check with CP-SAT when it is registered ----------------------------------------
+def test_search_agrees_with_cpsat():
+    if "cpsat" not in methods() or "offsets" not in [p.value for p in methods()["cpsat"].problems]:
+        pytest.skip("the cpsat method is not registered for offsets")
+    rng = random.Random(99)
+    for _ in range(25):
+        instance = random_instance(rng, max_tensors=7)
+        ours = solve(instance, "search", "offsets")
+        theirs = solve(instance, "cpsat", "offsets", time_limit=10, workers=2)
+        assert theirs.status is Status.OPTIMAL
+        assert ours.status is Status.OPTIMAL
+        assert ours.objective == theirs.objective
