@@ -15,7 +15,9 @@ from optplan.profiles import breadths, compressed_times
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 
-__all__ = ["positional_maximums", "max_breadth", "lower_bound"]
+__all__ = ["positional_maximums", "max_breadth", "lower_bound", "trimmed_lifetimes",
+           "maximal_profiles", "inplace_positional_maximums", "inplace_max_breadth",
+           "shared_objects_bound", "offsets_bound"]
 
 
 def positional_maximums(instance: Instance) -> list[int]:
@@ -46,8 +48,17 @@ def max_breadth(instance: Instance) -> int:
 
 
 def lower_bound(instance: Instance, problem: Problem | str) -> int:
-    """The combinatorial lower bound of ``problem`` on ``instance``."""
+    """The combinatorial lower bound of ``problem`` on ``instance``.
+
+    With in-place pairs the plain bounds are not valid (a pair may share memory at its junction
+    op); they are then taken over the in-place-trimmed profiles, which equal the plain ones
+    without pairs.
+    """
     problem = Problem.parse(problem)
+    if instance.inplace_pairs and problem is Problem.SHARED_OBJECTS:
+        return shared_objects_bound(instance)
+    if instance.inplace_pairs and problem is Problem.OFFSETS:
+        return offsets_bound(instance)
     if problem is Problem.PRELOAD:
         from optplan.preload import latency_lower_bound
 
@@ -57,6 +68,99 @@ def lower_bound(instance: Instance, problem: Problem | str) -> int:
     return round_up(max_breadth(instance), instance.alignment)
 
 
+# --- In-place variants: profiles without each pair's junction op --------------------------
+
+def trimmed_lifetimes(instance: Instance, trim: str = "targets"
+                      ) -> list[tuple[int, int] | None]:
+    """Each record's lifetime without its in-place junction op (``None`` when nothing is left).
+
+    ``trim="targets"`` drops the first op of every pair's target (what the models use);
+    ``trim="sources"`` drops the last op of every pair's source instead. See the module
+    docstring. Without in-place pairs these are the records' lifetimes.
+    """
+    if trim not in ("targets", "sources"):
+        raise ValueError(f"trim must be 'targets' or 'sources', got {trim!r}")
+    trimmed = {b if trim == "targets" else a for a, b in instance.inplace_pairs}
+    lifetimes: list[tuple[int, int] | None] = []
+    for index, record in enumerate(instance.records):
+        first = record.first_op + (trim == "targets" and index in trimmed)
+        last = record.last_op - (trim == "sources" and index in trimmed)
+        lifetimes.append((first, last) if first <= last else None)
+    return lifetimes
+
+
+def maximal_profiles(lifetimes: list[tuple[int, int] | None]) -> list[list[int]]:
+    """The operator profiles of ``lifetimes`` that no other profile contains, deduplicated.
+
+    A profile is maximal exactly when some lifetime starts there and some lifetime ends there
+    (otherwise its neighbour on one side contains it). O(n log n + sum of maximal profile
+    sizes).
+    """
+    # Sweep: starts before ends at the same op (closed lifetimes); the live set at the first
+    # end after a start is a maximal profile, and no two recorded sets contain each other.
+    events = []
+    for index, life in enumerate(lifetimes):
+        if life is not None:
+            events.append((life[0], 0, index))   # starts before ends at the same op
+            events.append((life[1], 1, index))
+    events.sort()
+    live: set[int] = set()
+    profiles: list[list[int]] = []
+    grew = False
+    for _, kind, index in events:
+        if kind == 0:
+            live.add(index)
+            grew = True
+        else:
+            if grew:
+                profiles.append(sorted(live))
+                grew = False
+            live.discard(index)
+    return profiles
+
+
+def _positional_maximums_of(instance: Instance, lifetimes) -> list[int]:
+    result: list[int] = []
+    for profile in maximal_profiles(lifetimes):
+        ranked = sorted((instance.records[i].size for i in profile), reverse=True)
+        for position, size in enumerate(ranked):
+            if position == len(result):
+                result.append(size)
+            elif size > result[position]:
+                result[position] = size
+    return result
+
+
+def inplace_positional_maximums(instance: Instance) -> list[int]:
+    """Positional maximums over the trimmed profiles (Pisarchyk & Lee 2020, §4).
+
+    Equal to :func:`optplan.bounds.positional_maximums` without in-place pairs; with them it is
+    still a valid lower bound, because trimmed profiles are cliques of must-differ records.
+    Of the two trims (targets, sources) the one with the larger sum is returned.
+    """
+    options = [_positional_maximums_of(instance, trimmed_lifetimes(instance, trim))
+               for trim in (("targets", "sources") if instance.inplace_pairs else ("targets",))]
+    return max(options, key=sum)
+
+
+def inplace_max_breadth(instance: Instance) -> int:
+    """Max breadth over the trimmed profiles (a valid OC lower bound with in-place pairs)."""
+    sizes = [r.size for r in instance.records]
+    return max((sum(sizes[i] for i in profile)
+                for trim in ("targets", "sources")
+                for profile in maximal_profiles(trimmed_lifetimes(instance, trim))), default=0)
+
+
+def shared_objects_bound(instance: Instance) -> int:
+    """Lower bound on the SO(-IP) objective: the sum of (trimmed) positional maximums."""
+    return sum(inplace_positional_maximums(instance))
+
+
+def offsets_bound(instance: Instance) -> int:
+    """Lower bound on the OC(-IP) objective: the (trimmed) max breadth, rounded up."""
+    return round_up(inplace_max_breadth(instance), instance.alignment)
+
+
 def _bound_outcome(instance: Instance, problem: Problem) -> SolverOutcome:
     return SolverOutcome(Status.UNKNOWN, None, best_bound=lower_bound(instance, problem),
                          solver="combinatorial")
@@ -64,13 +168,13 @@ def _bound_outcome(instance: Instance, problem: Problem) -> SolverOutcome:
 
 @register("lower_bound", Problem.SHARED_OBJECTS, kind="bound",
           reference="Pisarchyk & Lee 2020, sum of positional maximums")
-def shared_objects_bound(instance: Instance) -> SolverOutcome:
+def shared_objects_bound_method(instance: Instance) -> SolverOutcome:
     """The positional-maximums bound as a method (no solution, status UNKNOWN)."""
     return _bound_outcome(instance, Problem.SHARED_OBJECTS)
 
 
 @register("lower_bound", Problem.OFFSETS, kind="bound",
           reference="Pisarchyk & Lee 2020, max breadth")
-def offsets_bound(instance: Instance) -> SolverOutcome:
+def offsets_bound_method(instance: Instance) -> SolverOutcome:
     """The max-breadth bound as a method (no solution, status UNKNOWN)."""
     return _bound_outcome(instance, Problem.OFFSETS)

@@ -1,0 +1,492 @@
+"""CP-SAT formulations of shared objects and offsets, with in-place pairs (method ``cpsat``).
+
+Each problem has a model builder (the formulation is written out in its docstring), a solve
+step (parameters passed straight through to ``solver.parameters``, an anytime callback) and an
+extraction step. Semantics: MISSION.md §1; models follow the OR-Tools CP-SAT samples
+(NoOverlap2D, hints, solution callbacks). Sizes are divided by their gcd first
+(:func:`optplan.exact._common.scaling`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from optplan.errors import InputError
+from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
+                                   check_range, empty_outcome, explicit_conflicts,
+                                   offsets_bound, representative_structure, scaling,
+                                   choose_conflict_encoding,
+                                   shared_objects_bound, solve_offsets_by_parts, solver_options,
+                                   status_for, trimmed_lifetimes, warm_start,
+                                   warm_start_budget)
+from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
+from optplan.registry import register
+from optplan.result import SolverOutcome, Status
+
+__all__ = ["cpsat_shared_objects", "cpsat_offsets", "build_shared_objects_model",
+           "build_offsets_model"]
+
+SOLVER = "cpsat"
+DEFAULT_WORKERS = 2
+
+
+def _cp_model():
+    from ortools.sat.python import cp_model
+    return cp_model
+
+
+def _version() -> str:
+    import ortools
+    return ortools.__version__
+
+
+# --- running a model -------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """What one CP-SAT solve produced, in model units."""
+
+    status: str
+    objective: int | None
+    bound: int | None
+    values: dict = field(default_factory=dict)
+    wall_time: float = 0.0
+
+
+def _run(model, variables: dict, *, time_limit, workers, seed, solver_params: dict,
+         on_progress=None) -> Run:
+    """Solve ``model`` and read back ``variables`` (name -> var) from the best solution."""
+    cp_model = _cp_model()
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    for name, value in solver_params.items():
+        if not hasattr(solver.parameters, name):
+            raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
+        setattr(solver.parameters, name, value)
+
+    class Progress(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            if on_progress is not None and model.has_objective():
+                on_progress(round(self.ObjectiveValue()), _ceil(self.BestObjectiveBound()))
+
+    status = solver.solve(model, Progress())
+    name = solver.status_name(status)
+    if name == "MODEL_INVALID":
+        raise RuntimeError(f"CP-SAT rejected the model: {model.validate()}")
+    run = Run(name, None, None, wall_time=solver.wall_time)
+    if name in ("OPTIMAL", "FEASIBLE"):
+        run.values = {key: solver.value(var) for key, var in variables.items()}
+        if model.has_objective():
+            run.objective = round(solver.objective_value)
+            run.bound = _ceil(solver.best_objective_bound)
+    elif name == "UNKNOWN" and model.has_objective():
+        run.bound = _ceil(solver.best_objective_bound)
+    return run
+
+
+def _ceil(value: float) -> int | None:
+    if not math.isfinite(value):
+        return None
+    rounded = round(value)
+    return rounded if abs(value - rounded) < 1e-6 else int(-(-value // 1))
+
+
+# --- shared objects --------------------------------------------------------------------------
+
+@dataclass
+class SharedObjectsModel:
+    model: object
+    assign: dict            # (i, j) -> BoolVar: record i in the object represented by j
+    ranked: list[int]       # records by (size desc, index): representatives come first
+
+
+def build_shared_objects_model(instance: Instance, scale: Scaling, *, lower: int, upper: int,
+                               hint_ids=None, conflicts: str = "cliques",
+                               positional_cuts: bool = True) -> SharedObjectsModel:
+    r"""The representative formulation of SO(-IP), in size units.
+
+    Rank records by (size desc, index); ``R(i)`` = records ranked before ``i`` that may share
+    with it (no conflict, or an in-place pair). :math:`x_{ij}=1` iff record ``i`` is in the
+    object represented by ``j`` (its top-ranked member); :math:`y_j = x_{jj}`.
+
+    .. math::
+
+        \min \sum_j s_j y_j \quad\text{s.t.}\quad
+        \sum_{j \in R(i) \cup \{i\}} x_{ij} = 1 \;\; \forall i                  \\
+        x_{ij} \le y_j \;\; \forall i, j \in R(i)                                \\
+        \sum_{i \in P,\, j \in R(i)} x_{ij} \le y_j \;\; \forall P \in \mathcal P, j \notin P
+            \quad\text{(one clique per maximal trimmed operator profile)}      \\
+        x_{uj} + x_{vj} \le y_j \;\; \forall (u,v) \in E_{\text{explicit}},
+            \text{not in-place}, j \in R(u) \cap R(v)                           \\
+        \sum_{j:\, s_j \ge m_k} y_j \ge k \;\; \forall k
+            \quad\text{(positional maximums } m_1 \ge m_2 \ge \dots)         \\
+        L \le \sum_j s_j y_j \le U
+
+    where :math:`\mathcal P` are the maximal profiles of the in-place-trimmed lifetimes,
+    :math:`E_{\text{explicit}}` the conflicts those profiles miss
+    (:func:`~optplan.exact._common.explicit_conflicts`), ``L`` the positional-maximums bound
+    and ``U`` the warm start. The ranking is the symmetry breaking: every partition has
+    exactly one representation. ``hint_ids`` (object ids per record) become a complete hint.
+    Variants (``conflicts``): ``pairs`` posts one row per conflicting pair instead of per
+    profile; ``no_overlap`` replaces the profile rows by one
+    :math:`\mathrm{NoOverlap}(\{[\tau_i, \tau'_i+1) \text{ present iff } x_{ij}\})` per
+    representative ``j`` (compact for training graphs, weaker LP);
+    ``positional_cuts=False`` drops the positional rows.
+    """
+    cp_model = _cp_model()
+    model = cp_model.CpModel()
+    sizes = scale.sizes
+    structure = representative_structure(instance, conflicts=conflicts,
+                                         positional_cuts=positional_cuts)
+    ranked, candidates = structure.ranked, structure.candidates
+    x = {(i, j): model.new_bool_var(f"x_{i}_{j}") for i in ranked for j in candidates[i]}
+    y = {j: x[j, j] for j in ranked}
+    if conflicts == "no_overlap":
+        lifetimes = trimmed_lifetimes(instance)
+        members: dict[int, list] = {j: [] for j in ranked}
+        for (i, j), var in x.items():
+            if lifetimes[i] is not None:
+                first, last = lifetimes[i]
+                members[j].append(model.new_optional_fixed_size_interval_var(
+                    first, last - first + 1, var, f"life_{i}_{j}"))
+        for j, intervals in members.items():
+            if len(intervals) > 1:
+                model.add_no_overlap(intervals)
+
+    for i in ranked:
+        model.add_exactly_one(x[i, j] for j in candidates[i])
+    for (i, j), var in x.items():
+        if i != j:
+            model.add_implication(var, y[j])
+    for j, members in structure.groups:
+        model.add(sum(x[i, j] for i in members) <= y[j])
+    for k, representatives in enumerate(structure.positional, start=1):
+        model.add(sum(y[j] for j in representatives) >= k)
+    objective = sum(sizes[j] * y[j] for j in ranked)
+    model.add(objective >= lower)
+    model.add(objective <= upper)
+    model.minimize(objective)
+
+    if hint_ids is not None:
+        for i, j in structure.representatives_of(hint_ids).items():
+            for candidate in candidates[i]:
+                model.add_hint(x[i, candidate], candidate == j)
+    return SharedObjectsModel(model, x, ranked)
+
+
+def extract_shared_objects(instance: Instance, assign: dict, values: dict
+                           ) -> SharedObjectsSolution:
+    """Object ids numbered by representative, from the ``x`` values."""
+    representative = {i: j for (i, j) in assign if values[i, j]}
+    numbering: dict[int, int] = {}
+    object_ids = []
+    for i in range(len(instance)):
+        object_ids.append(numbering.setdefault(representative[i], len(numbering)))
+    return SharedObjectsSolution.from_object_ids(instance, object_ids)
+
+
+@register("cpsat", Problem.SHARED_OBJECTS, kind="exact",
+          reference="representative formulation with profile cliques; OR-Tools CP-SAT")
+def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
+                         use_heuristics: bool = True, stop_at_bound: bool = True,
+                         conflicts: str = "auto", positional_cuts: bool = True,
+                         export_path=None, **solver_params) -> SolverOutcome:
+    """Shared objects (SO, SO-IP) by CP-SAT on the representative formulation.
+
+    Parameters
+    ----------
+    time_limit, workers, seed
+        CP-SAT's ``max_time_in_seconds``, ``num_workers`` (default 2), ``random_seed``
+        (default 0).
+    use_heuristics
+        Warm-start from the best registered heuristic (else from a greedy construction).
+    stop_at_bound
+        Return the warm start, proven optimal, when it meets the positional-maximums bound.
+    conflicts, positional_cuts
+        Model variants (see :func:`build_shared_objects_model`); ``conflicts="auto"`` uses
+        profile cliques unless they would be huge, then per-representative NoOverlap.
+    export_path
+        Write the model with ``CpModel.export_to_file`` (``.pb.txt`` for text).
+    **solver_params
+        Set on ``solver.parameters`` as given.
+    """
+    budget = Budget(time_limit)
+    flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
+    if len(instance) == 0:
+        return empty_outcome(Problem.SHARED_OBJECTS, SOLVER, _version(), flags)
+    scale = scaling(instance, Problem.SHARED_OBJECTS)
+    check_range(instance, scale, CPSAT_LIMIT, "CP-SAT")
+    trajectory = Trajectory(budget)
+    start = warm_start(instance, Problem.SHARED_OBJECTS, use_heuristics=use_heuristics,
+                       time_budget=warm_start_budget(time_limit))
+    bound = shared_objects_bound(instance)
+    trajectory.record(start.objective, bound)
+    info = flags | {"warm_start": start.method, "warm_start_objective": start.objective,
+                    "warm_start_time": round(budget.elapsed(), 6), "combinatorial_bound": bound}
+    if stop_at_bound and start.objective <= bound:
+        info["proof"] = "warm start meets the combinatorial bound"
+        return SolverOutcome(Status.OPTIMAL, start.solution, bound, SOLVER, _version(),
+                             trajectory.as_tuple(), info)
+
+    built = build_shared_objects_model(instance, scale, lower=bound // scale.unit,
+                                       upper=start.objective // scale.unit,
+                                       hint_ids=start.solution.object_ids,
+                                       conflicts=choose_conflict_encoding(
+                                           instance, conflicts, no_overlap=True),
+                                       positional_cuts=positional_cuts)
+    if export_path is not None:
+        built.model.export_to_file(str(export_path))
+    unit = scale.unit
+    run = _run(built.model, built.assign, time_limit=budget.remaining(),
+               workers=flags["workers"], seed=flags["seed"], solver_params=solver_params,
+               on_progress=lambda inc, bnd: trajectory.record(
+                   inc * unit, None if bnd is None else bnd * unit))
+    info |= {"cpsat_status": run.status, "cpsat_wall_time": run.wall_time}
+    solution, objective = start.solution, start.objective
+    if run.values and run.objective * unit <= objective:
+        solution = extract_shared_objects(instance, built.assign, run.values)
+        objective = solution.total_size
+    best_bound = max(bound, (run.bound or 0) * unit)
+    status = status_for(objective, best_bound, proven=run.status == "OPTIMAL")
+    best_bound = objective if status is Status.OPTIMAL else best_bound
+    trajectory.record(objective, best_bound)
+    return SolverOutcome(status, solution, best_bound, SOLVER, _version(),
+                         trajectory.as_tuple(), info)
+
+
+# --- offsets ---------------------------------------------------------------------------------
+
+@dataclass
+class OffsetsModel:
+    model: object
+    offsets: dict           # record -> IntVar, the offset in alignment units
+    arena: object           # IntVar, the arena in alignment units
+
+
+def build_offsets_model(instance: Instance, sizes, alignment: int, *, lower: int, upper: int,
+                        fixed_arena: bool = False, hint=None,
+                        symmetry_breaking: bool = True, cumulative: bool = True
+                        ) -> OffsetsModel:
+    r"""OC(-IP) as 2-D packing with fixed time coordinates, in alignment units.
+
+    Sizes :math:`s_i` are in size units, ``alignment`` ``A`` in size units per offset step;
+    offsets are :math:`A u_i`, the arena :math:`A k`:
+
+    .. math::
+
+        \min k \quad\text{s.t.}\quad
+        \mathrm{NoOverlap2D}\big(\{[\tau_i, \tau'_i + 1) \times [A u_i, A u_i + s_i)\}\big)
+            \quad\text{(trimmed lifetimes } [\tau_i, \tau'_i])                  \\
+        A u_i + s_i \le A k \;\; \forall i                                       \\
+        \mathrm{Cumulative}\big(\{[\tau_i, \tau'_i+1)\}, \{s_i\}, A k\big)
+            \quad\text{(redundant: breadth at every op)}                        \\
+        A u_u + s_u \le A u_v \;\lor\; A u_v + s_v \le A u_u
+            \;[\lor\; u_u = u_v \text{ if in-place}] \;\; \forall (u,v) \in E_{\text{explicit}} \\
+        A u_i + s_i \le A u_j \;\; \text{for identical records } i < j
+            \text{ outside in-place pairs}                                      \\
+        2 u_{i_0} + s_{i_0} \le k \;\; \text{(mirror symmetry; } A = 1,
+            \text{ no in-place pairs, } i_0 \text{ the largest unique record)}  \\
+        L \le k \le U
+
+    ``L`` is the (trimmed) max breadth, ``U`` the warm start (both in alignment units);
+    ``fixed_arena`` fixes :math:`k = L` and drops the objective (a feasibility model).
+    ``hint`` (offsets in alignment units) becomes a hint.
+    """
+    cp_model = _cp_model()
+    model = cp_model.CpModel()
+    n = len(instance)
+    lifetimes = trimmed_lifetimes(instance)
+    points = sorted({p for life in lifetimes if life is not None for p in life})
+    position = {p: k for k, p in enumerate(points)}
+
+    arena = model.new_int_var(lower, lower if fixed_arena else upper, "arena")
+    top = lower if fixed_arena else upper
+    u = {i: model.new_int_var(0, max(0, (alignment * top - sizes[i]) // alignment), f"u_{i}")
+         for i in range(n)}
+    memory = {i: model.new_fixed_size_interval_var(alignment * u[i], sizes[i], f"mem_{i}")
+              for i in range(n)}
+    time = {}
+    for i, life in enumerate(lifetimes):
+        if life is not None:
+            first, last = position[life[0]], position[life[1]]
+            time[i] = model.new_fixed_size_interval_var(first, last - first + 1, f"time_{i}")
+
+    model.add_no_overlap_2d([time[i] for i in time], [memory[i] for i in time])
+    for i in range(n):
+        model.add(alignment * u[i] + sizes[i] <= alignment * arena)
+    if cumulative:
+        model.add_cumulative([time[i] for i in time], [sizes[i] for i in time],
+                             alignment * arena)
+    for a, b in explicit_conflicts(instance, lifetimes):
+        below = model.new_bool_var(f"below_{a}_{b}")
+        above = model.new_bool_var(f"above_{a}_{b}")
+        model.add(alignment * u[a] + sizes[a] <= alignment * u[b]).only_enforce_if(below)
+        model.add(alignment * u[b] + sizes[b] <= alignment * u[a]).only_enforce_if(above)
+        if (a, b) in instance.inplace_set:
+            same = model.new_bool_var(f"same_{a}_{b}")
+            model.add(u[a] == u[b]).only_enforce_if(same)
+            model.add_exactly_one([below, above, same])
+        else:
+            model.add_exactly_one([below, above])
+    if symmetry_breaking:
+        _break_symmetries(model, instance, sizes, alignment, u, arena)
+    if not fixed_arena:
+        model.minimize(arena)
+    if hint is not None:
+        hint = _oriented_hint(instance, sizes, alignment, hint, symmetry_breaking)
+        for i in range(n):
+            model.add_hint(u[i], hint[i])
+        if not fixed_arena:
+            model.add_hint(arena, max(-(-(alignment * h + sizes[i]) // alignment)
+                                      for i, h in enumerate(hint)))
+    return OffsetsModel(model, u, arena)
+
+
+def _identical_groups(instance: Instance) -> tuple[list[list[int]], int | None]:
+    """Groups (size >= 2) of identical records outside in-place pairs, and the largest record
+    whose (first, last, size) is unique (the mirror anchor), if any."""
+    in_pairs = {i for pair in instance.inplace_pairs for i in pair}
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(instance.records):
+        key = (r.first_op, r.last_op, r.size, i if i in in_pairs else -1)
+        groups.setdefault(key, []).append(i)
+    unique = [g[0] for g in groups.values() if len(g) == 1]
+    anchor = max(unique, key=lambda i: (instance.records[i].size, -i), default=None)
+    return [g for g in groups.values() if len(g) > 1], anchor
+
+
+def _mirror_allowed(instance: Instance, alignment: int) -> bool:
+    return alignment == 1 and not instance.inplace_pairs
+
+
+def _break_symmetries(model, instance, sizes, alignment, u, arena) -> None:
+    groups, anchor = _identical_groups(instance)
+    for group in groups:
+        for i, j in zip(group, group[1:]):
+            model.add(alignment * u[i] + sizes[i] <= alignment * u[j])
+    if anchor is not None and _mirror_allowed(instance, alignment):
+        model.add(2 * u[anchor] + sizes[anchor] <= arena)
+
+
+def _oriented_hint(instance, sizes, alignment, hint, symmetry_breaking) -> list[int]:
+    """The hint, mirrored and with identical records re-ordered so that it obeys the
+    symmetry-breaking constraints (it stays an equally good packing)."""
+    hint = list(hint)
+    if not symmetry_breaking:
+        return hint
+    groups, anchor = _identical_groups(instance)
+    if anchor is not None and _mirror_allowed(instance, alignment):
+        height = max(h + sizes[i] for i, h in enumerate(hint))
+        if 2 * hint[anchor] + sizes[anchor] > height:
+            hint = [height - h - sizes[i] for i, h in enumerate(hint)]
+    for group in groups:
+        for i, value in zip(group, sorted(hint[i] for i in group)):
+            hint[i] = value
+    return hint
+
+
+def _solve_offsets_part(part: Instance, start_offsets, target: int, time_limit, on_progress, *,
+                        workers, seed, solver_params, feasibility_first, export_path,
+                        symmetry_breaking, cumulative) -> PartOutcome:
+    """One time part: optionally a feasibility model at the bound, then the optimisation."""
+    scale = scaling(part, Problem.OFFSETS)
+    unit, alignment = scale.unit, scale.alignment
+    step = unit * alignment                            # bytes per offset step
+    lower = max(offsets_bound(part), target) // step  # both are multiples of the alignment
+    start_units = [o // step for o in start_offsets]
+    upper = max(u - (-s // alignment) for u, s in zip(start_units, scale.sizes))
+    lower = min(lower, upper)   # a part already below the target needs no improvement
+    info: dict = {}
+    budget = Budget(time_limit)
+    if feasibility_first and lower < upper:
+        built = build_offsets_model(part, scale.sizes, alignment, lower=lower, upper=upper,
+                                    fixed_arena=True, symmetry_breaking=symmetry_breaking,
+                                    cumulative=cumulative)
+        share = None if time_limit is None else max(0.05, feasibility_first * time_limit)
+        run = _run(built.model, built.offsets, time_limit=share, workers=workers, seed=seed,
+                   solver_params=solver_params)
+        info["feasibility_status"] = run.status
+        if run.values:
+            offsets = [run.values[i] * step for i in range(len(part))]
+            objective = _arena(part, offsets)
+            on_progress(objective, lower * step)
+            return PartOutcome(offsets, objective, lower * step, True, info)
+        if run.status == "INFEASIBLE":
+            lower += 1
+            on_progress(None, lower * step)
+    built = build_offsets_model(part, scale.sizes, alignment, lower=lower, upper=upper,
+                                hint=start_units, symmetry_breaking=symmetry_breaking,
+                                cumulative=cumulative)
+    if export_path is not None:
+        built.model.export_to_file(str(export_path))
+    variables = dict(built.offsets) | {"arena": built.arena}
+    run = _run(built.model, variables, time_limit=budget.remaining(), workers=workers,
+               seed=seed, solver_params=solver_params,
+               on_progress=lambda inc, bnd: on_progress(
+                   inc * step, None if bnd is None else bnd * step))
+    info["cpsat_status"] = run.status
+    bound = max(lower, run.bound or 0) * step
+    if run.values:
+        offsets = [run.values[i] * step for i in range(len(part))]
+        return PartOutcome(offsets, _arena(part, offsets), bound, run.status == "OPTIMAL", info)
+    return PartOutcome(list(start_offsets), _arena(part, start_offsets), bound, False, info)
+
+
+def _arena(part: Instance, offsets) -> int:
+    return round_up(max(o + r.size for o, r in zip(offsets, part.records)), part.alignment)
+
+
+@register("cpsat", Problem.OFFSETS, kind="exact",
+          reference="NoOverlap2D with fixed time intervals; OR-Tools CP-SAT")
+def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=None,
+                  use_heuristics: bool = True, stop_at_bound: bool = True,
+                  decompose: bool = True, feasibility_first: float = 0.3,
+                  symmetry_breaking: bool = True, cumulative: bool = True,
+                  export_path=None, **solver_params) -> SolverOutcome:
+    """Offsets (OC, OC-IP) by CP-SAT with NoOverlap2D, per time part.
+
+    Parameters
+    ----------
+    time_limit, workers, seed
+        CP-SAT's ``max_time_in_seconds`` (for the whole call), ``num_workers`` (default 2),
+        ``random_seed`` (default 0).
+    use_heuristics, stop_at_bound
+        As for :func:`cpsat_shared_objects` (the bound is the max breadth).
+    decompose
+        Solve the time parts independently (:func:`~optplan.exact._common.time_components`).
+    feasibility_first
+        Fraction of a part's time spent first on the feasibility model with the arena fixed
+        at the lower bound (0 disables it). A feasible answer is then optimal; an infeasible
+        one raises the bound by one alignment step.
+    symmetry_breaking, cumulative
+        Model variants (see :func:`build_offsets_model`).
+    export_path
+        Write the optimisation model (implies ``decompose=False``).
+    **solver_params
+        Set on ``solver.parameters`` as given.
+    """
+    budget = Budget(time_limit)
+    flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
+    if len(instance) == 0:
+        return empty_outcome(Problem.OFFSETS, SOLVER, _version(), flags)
+    check_range(instance, scaling(instance, Problem.OFFSETS), CPSAT_LIMIT, "CP-SAT")
+    trajectory = Trajectory(budget)
+
+    def solve_part(part, start_offsets, target, limit, on_progress):
+        return _solve_offsets_part(part, start_offsets, target, limit, on_progress,
+                                   workers=flags["workers"], seed=flags["seed"],
+                                   solver_params=solver_params,
+                                   feasibility_first=feasibility_first,
+                                   export_path=export_path,
+                                   symmetry_breaking=symmetry_breaking, cumulative=cumulative)
+
+    solution, bound, status, info = solve_offsets_by_parts(
+        instance, solve_part, budget=budget, trajectory=trajectory,
+        use_heuristics=use_heuristics, decompose=decompose and export_path is None,
+        stop_at_bound=stop_at_bound)
+    return SolverOutcome(status, solution, bound, SOLVER, _version(), trajectory.as_tuple(),
+                         flags | info)
