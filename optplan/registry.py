@@ -41,6 +41,13 @@ class MethodInfo:
         return sorted(self.implementations, key=lambda p: list(Problem).index(p))
 
     @property
+    def builtin(self) -> bool:
+        """Registered by optplan itself (not by a plugin or a test). Warm starts and portfolio
+        runs use built-in methods only, so their results do not depend on loaded plugins."""
+        return all(func.__module__.startswith("optplan.")
+                   for func in self.implementations.values())
+
+    @property
     def reference(self) -> str:
         return "; ".join(dict.fromkeys(r for r in self.references.values() if r))
 
@@ -92,10 +99,11 @@ def _load() -> None:
                     importlib.import_module(module.name)
 
 
-def methods() -> dict[str, MethodInfo]:
-    """Every registered method by name, in name order."""
+def methods(*, builtin_only: bool = False) -> dict[str, MethodInfo]:
+    """Every registered method by name, in name order (``builtin_only``: optplan's own)."""
     _load()
-    return dict(sorted(_REGISTRY.items()))
+    return {name: info for name, info in sorted(_REGISTRY.items())
+            if info.builtin or not builtin_only}
 
 
 def get_method(name: str | Callable, problem: Problem | str | None = None) -> MethodInfo:

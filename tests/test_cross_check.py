@@ -74,7 +74,7 @@ def test_all_exact_methods_agree_with_brute_force(instance, data):
 
 def heuristics(problem: Problem) -> list[str]:
     """Every registered records heuristic for ``problem`` (looked up at test time)."""
-    return [name for name, info in methods().items()
+    return [name for name, info in methods(builtin_only=True).items()
             if info.kind == "heuristic" and info.input == "records"
             and problem in info.implementations]
 

@@ -232,7 +232,8 @@ instances = ["{EXAMPLE}"]
 kind = "heuristic"
 exclude = ["greedy_by_size"]
 ''', tmp_path / "exp.toml")
-    expected = {name for name, info in methods().items() if info.kind == "heuristic"
+    expected = {name for name, info in methods(builtin_only=True).items()
+                if info.kind == "heuristic"
                 and info.input == "records" and Problem.OFFSETS in info.implementations}
     assert {job.method for job in expand(config).jobs} == expected - {"greedy_by_size"}
 

@@ -15,7 +15,7 @@ TIME_LIMIT = 5
 
 
 def _records_methods(problem: Problem):
-    return [name for name, info in methods().items()
+    return [name for name, info in methods(builtin_only=True).items()
             if info.input == "records" and problem in info.implementations]
 
 

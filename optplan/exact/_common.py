@@ -277,7 +277,7 @@ def warm_start(instance: Instance, problem: Problem, *, use_heuristics: bool = T
     best = WarmStart(fallback, objective_of(instance, problem, fallback), "builtin_greedy")
     if not use_heuristics:
         return best
-    candidates = [(name, info) for name, info in methods().items()
+    candidates = [(name, info) for name, info in methods(builtin_only=True).items()
                   if info.kind == "heuristic" and info.input == "records"
                   and problem in info.implementations]
     candidates.sort(key=lambda item: "seed" in (item[1].accepts(problem) or {"seed"}))

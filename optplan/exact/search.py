@@ -112,7 +112,7 @@ def _heuristic_incumbent(instance: Instance, budget: float | None = None
         position = round_up(position + record.size, instance.alignment)
     best = (tuple(offsets), round_up(position, instance.alignment), "stacking")
     try:
-        registered = methods()
+        registered = methods(builtin_only=True)
     except Exception:  # noqa: BLE001 - a broken method module must not stop the search
         registered = {}
     usable = [name for name, info in registered.items()

@@ -37,7 +37,7 @@ schema follows benchopt's idea of one file per benchmark grid, written in TOML::
     time_limits = [1.0]                   # overrides; so may seeds, workers and problems
     max_tensors = 1000                    # skip larger instances
     [[methods]]
-    kind = "heuristic"                    # every registered method of a kind ...
+    kind = "heuristic"                    # every built-in method of a kind ...
     input = "records"                     # ... that needs only usage records (the default)
     exclude = ["naive"]
 

@@ -360,7 +360,8 @@ def _resolve_methods(config: ExperimentConfig,
         for index, name in enumerate(spec.exclude):
             if name not in registry:
                 raise config.error(f"unknown method {name!r}", f"{spec.where}.exclude[{index}]")
-        chosen = [(info, p) for info in registry.values() for p in wanted
+        # A kind selector takes optplan's own methods; plugin methods are named explicitly.
+        chosen = [(info, p) for info in methods(builtin_only=True).values() for p in wanted
                   if info.kind == spec.kind and p in info.implementations
                   and (spec.input == "any" or info.input == spec.input)
                   and info.name not in spec.exclude]
