@@ -73,16 +73,16 @@ def lifetimes(graph: Graph, *, views: str = "copy", keep_graph: bool = True,
     last_op_index = max(graph.num_ops - 1, 0)
     first_op: dict[str, int] = {}
     last_op: dict[str, int] = {}
-    for name in graph.inputs:
-        first_op.setdefault(base[name], 0)
+    for tensor in graph.inputs:  # not `name`: that is the instance name parameter
+        first_op.setdefault(base[tensor], 0)
     for index, op in enumerate(graph.ops):
-        for name in op.inputs:
-            root = base[name]
+        for tensor in op.inputs:
+            root = base[tensor]
             last_op[root] = max(last_op.get(root, index), index)
-        for name in op.outputs:
-            first_op.setdefault(base[name], index)
-    for name in graph.outputs:
-        last_op[base[name]] = last_op_index
+        for tensor in op.outputs:
+            first_op.setdefault(base[tensor], index)
+    for tensor in graph.outputs:
+        last_op[base[tensor]] = last_op_index
 
     records = []
     for tensor_name, start in first_op.items():
