@@ -1,0 +1,153 @@
+"""Time every registered records heuristic on generated instances of growing size.
+
+    python bench/heuristics.py                       # random_dag, 1e3 / 1e4 / 1e5 tensors
+    python bench/heuristics.py --kinds random_dag minimalloc --sizes 1000 10000
+    python bench/heuristics.py --gaps data/networks data/examples  # mean gaps to the bound
+
+Each run happens in a forked child with a hard time limit (``--timeout``), so a planner that
+is quadratic in networkx cannot stall the table; methods bounded by the conflict graph (the
+colourings and the hill climb, which materialise it) are skipped when the instance has more
+than ``--max-edges`` conflicting pairs. The table lists planner, problem, instance kind,
+size, seconds, and the objective's gap to the combinatorial lower bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from optplan.bounds import lower_bound
+from optplan.generators import generate
+from optplan.heuristics._placement import conflict_degrees
+from optplan.model import Problem
+from optplan.registry import methods
+from optplan.solve import objective_value, solve
+
+GRAPH_BOUNDED_PREFIXES = ("coloring_", "usmp_hill_climb")
+RECORD_PROBLEMS = (Problem.SHARED_OBJECTS, Problem.OFFSETS)
+
+
+def records_heuristics(selected: list[str] | None) -> list[tuple[str, object]]:
+    """(name, problem) of every registered heuristic that runs on usage records."""
+    pairs = []
+    for name, info in methods(builtin_only=True).items():
+        if info.kind != "heuristic" or info.input != "records":
+            continue
+        if selected and not any(token in name for token in selected):
+            continue
+        pairs.extend((name, problem) for problem in info.problems if problem in RECORD_PROBLEMS)
+    return pairs
+
+
+def _child(connection, instance, name, problem) -> None:
+    func = methods()[name].implementations[problem]
+    start = time.perf_counter()
+    solution = func(instance)
+    seconds = time.perf_counter() - start
+    objective = None if solution is None else objective_value(instance, problem, solution)
+    connection.send((seconds, objective))
+    connection.close()
+
+
+def timed_run(instance, name, problem, timeout: float):
+    """``(seconds, objective)``, or ``(None, reason)`` on a timeout or a crash."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(sender, instance, name, problem))
+    child.start()
+    sender.close()
+    if receiver.poll(timeout):
+        try:
+            result = receiver.recv()
+        except EOFError:
+            result = (None, "crashed")
+    else:
+        result = (None, f"timeout > {timeout:g} s")
+    child.join(1)
+    if child.is_alive():
+        child.terminate()
+        child.join()
+    elif result[0] is None and child.exitcode not in (0, None) and result[1] == "crashed":
+        result = (None, f"crashed (exit {child.exitcode})")
+    return result
+
+
+def scaling_table(kinds, sizes, selected, timeout: float, max_edges: int) -> None:
+    pairs = records_heuristics(selected)
+    print(f"{'planner':36s} {'problem':15s} {'kind':12s} {'tensors':>8s} {'seconds':>9s} "
+          f"{'gap to LB':>10s}")
+    for kind in kinds:
+        given_up: set[tuple[str, object]] = set()
+        for size in sizes:
+            instance = generate(kind, size, seed=0)
+            edges = int(conflict_degrees(instance).sum()) // 2
+            bounds = {problem: lower_bound(instance, problem) for _, problem in pairs}
+            for name, problem in pairs:
+                if (name, problem) in given_up:
+                    cell, gap = "skipped", "(slower size timed out)"
+                elif name.startswith(GRAPH_BOUNDED_PREFIXES) and edges > max_edges:
+                    cell, gap = "skipped", f"(conflict graph: {edges:.2e} edges)"
+                else:
+                    seconds, objective = timed_run(instance, name, problem, timeout)
+                    if seconds is None:
+                        given_up.add((name, problem))
+                        cell, gap = "-", f"({objective})"
+                    else:
+                        cell = f"{seconds:9.3f}"
+                        bound = bounds[problem]
+                        gap = f"{(objective - bound) / bound:10.2%}" if bound else "-"
+                print(f"{name:36s} {problem.value:15s} {kind:12s} {size:8d} {cell:>9s} {gap:>10s}",
+                      flush=True)
+
+
+def gap_table(directories: list[Path], selected) -> None:
+    """Each planner's mean relative gap to the lower bound over the usage-record instances in
+    some folders (files of other problems, e.g. preload instances, are skipped)."""
+    from optplan.errors import InputError
+    from optplan.formats import load_instance
+    instances = []
+    for directory in directories:
+        for path in sorted(p for p in directory.rglob("*") if p.suffix in (".json", ".csv")):
+            try:
+                instances.append(load_instance(path))
+            except InputError as error:
+                print(f"skipped {path}: {error}")
+    print(f"{len(instances)} instances from {', '.join(map(str, directories))}")
+    print(f"{'planner':36s} {'problem':15s} {'mean gap':>9s} {'max gap':>9s} {'at LB':>6s}")
+    for name, problem in records_heuristics(selected):
+        gaps = []
+        for instance in instances:
+            result = solve(instance, name, problem)
+            if not result.valid:
+                raise SystemExit(f"{name} {problem.value} invalid on {instance.name}: "
+                                 f"{result.violations[:1]}")
+            gaps.append(result.gap)
+        print(f"{name:36s} {problem.value:15s} {statistics.mean(gaps):9.2%} {max(gaps):9.2%} "
+              f"{sum(g == 0 for g in gaps):3d}/{len(gaps)}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kinds", nargs="+", default=["random_dag"],
+                        help="generator kinds (random_dag, chain_skip, transformer, minimalloc)")
+    parser.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000, 100_000])
+    parser.add_argument("--methods", nargs="*", help="only methods whose name contains these")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    parser.add_argument("--max-edges", type=int, default=20_000_000,
+                        help="skip graph-bounded methods above this many conflicting pairs")
+    parser.add_argument("--gaps", type=Path, nargs="+",
+                        help="report mean gaps over the instances in these folders")
+    args = parser.parse_args(argv)
+    if args.gaps:
+        gap_table(args.gaps, args.methods)
+    else:
+        scaling_table(args.kinds, args.sizes, args.methods, args.timeout, args.max_edges)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
