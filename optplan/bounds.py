@@ -55,14 +55,14 @@ def lower_bound(instance: Instance, problem: Problem | str) -> int:
     without pairs.
     """
     problem = Problem.parse(problem)
-    if instance.inplace_pairs and problem is Problem.SHARED_OBJECTS:
-        return shared_objects_bound(instance)
-    if instance.inplace_pairs and problem is Problem.OFFSETS:
-        return offsets_bound(instance)
     if problem is Problem.PRELOAD:
         from optplan.preload import latency_lower_bound
 
         return latency_lower_bound(instance)
+    if instance.inplace_pairs and problem is Problem.SHARED_OBJECTS:
+        return shared_objects_bound(instance)
+    if instance.inplace_pairs and problem is Problem.OFFSETS:
+        return offsets_bound(instance)
     if problem is Problem.SHARED_OBJECTS:
         return sum(positional_maximums(instance))
     return round_up(max_breadth(instance), instance.alignment)

@@ -67,6 +67,7 @@ def solve(instance: Instance, method: str, problem: Problem | str | None = None,
         problem = info.problems[0]
     problem = Problem.parse(problem)
     info = get_method(method, problem)
+    recorded = dict(params)
     if problem is Problem.PRELOAD:
         if "budget" in params:  # the budget is part of the preload instance
             instance = instance.with_budget(params.pop("budget"))
@@ -97,7 +98,7 @@ def solve(instance: Instance, method: str, problem: Problem | str | None = None,
         objective=objective, lower_bound=bound,
         best_bound=None if outcome.status is Status.INFEASIBLE else best_bound,
         gap=relative_gap(objective, best_bound), wall_time_s=wall, valid=valid,
-        violations=violations or (), solution=solution, params=dict(params),
+        violations=violations or (), solution=solution, params=recorded,
         solver=outcome.solver or info.name, solver_version=outcome.solver_version,
         time_limit=time_limit, workers=workers, seed=seed, inplace=inplace,
         trajectory=outcome.trajectory, info=dict(outcome.info))

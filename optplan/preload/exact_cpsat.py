@@ -1,0 +1,573 @@
+r"""Exact CP-SAT model of preload-aware planning (method ``cpsat``, problem ``preload``).
+
+Semantics: MISSION.md §1.4 and issue 8 (FlexNN, MobiCom'24); modelling after the OR-Tools
+CP-SAT samples (interval variables, ``add_no_overlap_2d``, hints, solution callbacks).
+Times are integer µs, sizes bytes.
+
+Formulation (``L`` layers, ``c_l`` compute, weights ``w`` of layer ``l_w`` with load ``d_w``
+and options ``P_w``, tensors ``i`` of size ``s_i``; ``H`` = all compute + all loads)::
+
+    y_{w,p}, b_w ∈ {0,1}:      Σ_{p∈P_w} y_{w,p} + b_w = 1           (preload at p, or pinned)
+    pinned weights are stacked at the top of the budget M (see formulation.pinned_on_top:
+    every plan has an equivalent one that does this), the rest packs below
+        K = M - Σ_w s_w b_w
+    x-interval of w, present iff not b_w:  [Σ_p p·y_{w,p}, l_w + 1)      (variable start)
+    x-interval of the others:              [first_op, last_op + 1)       (fixed)
+    y-interval of i (present with its x-interval):  [o_i, o_i + s_i),  o_i + s_i <= K
+    NoOverlap2D(x, y)
+    residence r_w = [Σ_p p·y_{w,p}, l_w + 1 + (L - l_w - 1) b_w), r_i = x_i otherwise:
+    Cumulative(r, s, M)                                         (redundant, per-step capacity)
+    E_l >= E_{l-1} + c_l                                  (S_l = E_l - c_l, E_{-1} = 0)
+    loader order (l_w, id):  LS_k >= LE_{k-1};  LS_k >= E_{p-1} if y_{w,p} (p >= 1);
+                             LE_k >= LS_k + d_w if not b_w;  LE_k >= LS_k;  S_{l_w} >= LE_k
+    optional: Σ_i s_i · resident_i(t) <= M  for every step t    (the cumulative as LP rows)
+    optional loader rows:  LS_k >= Σ_p C_{p-1} y_{w,p}           (C_l = c_0 + ... + c_l)
+    (a) min E_{L-1}  with M = budget            (b) min M  with E_{L-1} <= target
+
+Without the offsets and NoOverlap2D the model is the *cumulative relaxation* (it ignores
+fragmentation only): :func:`cpsat_preload` solves it first, for a lower bound and for
+decisions that the exact offsets solver then tries to pack.
+
+The times are lower-bounded, not fixed, by the recurrences: every solution's simulated latency
+is at most its E_{L-1}, and at the optimum they agree. A pinned weight's load takes no time and
+waits for nothing, so the loader passes it by. The plan returned is re-timed by the simulator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from optplan.errors import InputError, OptplanError
+from optplan.model import Problem
+from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
+from optplan.preload.flexnn import pin_all, plan_from_decisions
+from optplan.preload.formulation import (Clock, Trajectory, horizon, pinned_on_top,
+                                         preload_options, trivial_outcome, warm_start)
+from optplan.preload.model import PreloadInstance, PreloadPlan
+from optplan.preload.simulate import memory_intervals, plan_decisions, plan_peak, validate_plan
+from optplan.registry import register
+from optplan.result import SolverOutcome, Status
+
+__all__ = ["build_cpsat_model", "cpsat_preload", "cpsat_minimum_budget"]
+
+SOLVER = "cpsat"
+DEFAULT_WORKERS = 2
+
+
+def _cp_model():
+    from ortools.sat.python import cp_model
+    return cp_model
+
+
+def _version() -> str:
+    import ortools
+    return f"ortools {ortools.__version__}"
+
+
+@dataclass
+class CpsatModel:
+    model: object
+    choose: dict          # (weight, step) -> BoolVar; (weight, None) -> pinned BoolVar
+    offsets: list
+    layer_end: list
+    objective: object     # the expression minimised (latency or budget)
+
+
+def build_cpsat_model(instance: PreloadInstance, *, objective: str = "latency",
+                      budget: int | None = None, budget_range: tuple[int, int] | None = None,
+                      latency_target: int | None = None, hint: PreloadPlan | None = None,
+                      capacity_rows: bool = False, loader_rows: bool = False,
+                      packing: bool = True) -> CpsatModel:
+    """The model of the module docstring. ``budget`` for (a); ``budget_range`` (lower, upper)
+    and ``latency_target`` for (b). ``hint`` becomes a complete solution hint.
+    ``packing=False`` drops the offsets and NoOverlap2D: the *cumulative relaxation*, whose
+    optimum is a lower bound (it ignores fragmentation only).
+    ``capacity_rows`` and ``loader_rows`` add the two families of redundant linear rows (off by
+    default: on MobileNet v2 they slowed CP-SAT down without raising its bound)."""
+    cp_model = _cp_model()
+    model = cp_model.CpModel()
+    tensors = instance.tensors
+    layers = instance.num_layers
+    compute = instance.compute_us
+    top = horizon(instance)
+    if objective == "latency":
+        capacity = budget
+    else:
+        capacity = model.new_int_var(budget_range[0], budget_range[1], "budget")
+
+    choose: dict = {}
+    for index, tensor in enumerate(tensors):
+        if tensor.is_weight:
+            steps = preload_options(instance, index)
+            for step in steps:
+                choose[index, step] = model.new_bool_var(f"y_{index}_{step}")
+            choose[index, None] = model.new_bool_var(f"pin_{index}")
+            model.add_exactly_one([choose[index, step] for step in steps]
+                                  + [choose[index, None]])
+    # Pinned weights sit stacked at the top of the budget; the rest packs below them.
+    cap_value = budget if objective == "latency" else budget_range[1]
+    pinned_bytes = sum(tensors[i].size * var for (i, step), var in choose.items()
+                       if step is None)
+    below = model.new_int_var(0, cap_value, "unpinned_capacity")
+    model.add(below == capacity - pinned_bytes)
+
+    x_intervals, y_intervals, offsets, residences, demands = [], [], [], [], []
+    for index, tensor in enumerate(tensors):
+        present = ~choose[index, None] if tensor.is_weight else None
+        if tensor.is_weight:
+            steps = preload_options(instance, index)
+            pinned = choose[index, None]
+            start = model.new_int_var(0, tensor.layer, f"start_{index}")
+            model.add(start == sum(step * choose[index, step] for step in steps))
+            # Residence (pinned: every step) for the cumulative, with the constant budget.
+            end = model.new_int_var(tensor.layer + 1, layers, f"end_{index}")
+            model.add(end == tensor.layer + 1 + (layers - tensor.layer - 1) * pinned)
+            span = model.new_int_var(1, layers, f"span_{index}")
+            residences.append(model.new_interval_var(start, span, end, f"r_{index}"))
+            if packing:
+                length = model.new_int_var(1, tensor.layer + 1, f"len_{index}")
+                x_intervals.append(model.new_optional_interval_var(
+                    start, length, tensor.layer + 1, present, f"x_{index}"))
+        else:
+            fixed = model.new_fixed_size_interval_var(
+                tensor.first_op, tensor.last_op - tensor.first_op + 1, f"x_{index}")
+            residences.append(fixed)
+            x_intervals.append(fixed)
+        demands.append(tensor.size)
+        if not packing:
+            continue
+        offset = model.new_int_var(0, cap_value - tensor.size, f"o_{index}")
+        offsets.append(offset)
+        if present is None:
+            model.add(offset + tensor.size <= below)
+            y_intervals.append(model.new_fixed_size_interval_var(offset, tensor.size,
+                                                                 f"y_{index}"))
+        else:
+            model.add(offset + tensor.size <= below).only_enforce_if(present)
+            model.add(offset == 0).only_enforce_if(~present)
+            y_intervals.append(model.new_optional_fixed_size_interval_var(
+                offset, tensor.size, present, f"y_{index}"))
+    if packing:
+        model.add_no_overlap_2d(x_intervals, y_intervals)
+    model.add_cumulative(residences, demands, capacity)
+    for step in range(layers if capacity_rows else 0):   # the cumulative as LP rows
+        model.add(sum(tensor.size * resident(instance, choose, index, step)
+                      for index, tensor in enumerate(tensors)) <= capacity)
+
+    prefix, layer_end = 0, []
+    for layer in range(layers):
+        prefix += compute[layer]
+        layer_end.append(model.new_int_var(prefix, top, f"E_{layer}"))
+        if layer:
+            model.add(layer_end[layer] >= layer_end[layer - 1] + compute[layer])
+    previous_end = None
+    for index in instance.load_order:
+        tensor = tensors[index]
+        load_start = model.new_int_var(0, top, f"LS_{index}")
+        load_end = model.new_int_var(0, top, f"LE_{index}")
+        if previous_end is not None:
+            model.add(load_start >= previous_end)
+        for step in preload_options(instance, index):
+            if step >= 1:
+                model.add(load_start >= layer_end[step - 1]).only_enforce_if(choose[index, step])
+        model.add(load_end >= load_start + tensor.load_us).only_enforce_if(
+            ~choose[index, None])
+        model.add(load_end >= load_start)
+        model.add(layer_end[tensor.layer] - compute[tensor.layer] >= load_end)
+        if loader_rows:   # LS_k >= E_{p-1} >= C_{p-1}, as one linear row
+            model.add(load_start >= earliest_start(instance, choose, index))
+        previous_end = load_end
+
+    latency = layer_end[-1]
+    if objective == "latency":
+        model.minimize(latency)
+        goal = latency
+    else:
+        model.add(latency <= latency_target)
+        model.minimize(capacity)
+        goal = capacity
+    if hint is not None:
+        decisions = plan_decisions(instance, hint)
+        for (index, step), var in choose.items():
+            model.add_hint(var, decisions[index] == step)
+        lowered = pinned_on_top(instance, hint).by_id
+        for index, tensor in enumerate(tensors if packing else ()):
+            pinned = tensor.is_weight and decisions[index] is None
+            model.add_hint(offsets[index], 0 if pinned else lowered[tensor.id].offset)
+    return CpsatModel(model, choose, offsets, layer_end, goal)
+
+
+def resident(instance: PreloadInstance, choose: dict, index: int, step: int):
+    """1 when tensor ``index`` is resident at ``step``, a 0/1 linear expression for weights."""
+    tensor = instance.tensors[index]
+    if not tensor.is_weight:
+        return int(tensor.first_op <= step <= tensor.last_op)
+    if step == tensor.layer:
+        return 1
+    pinned = choose[index, None]
+    if step > tensor.layer:
+        return pinned
+    return pinned + sum(choose[index, p] for p in preload_options(instance, index) if p <= step)
+
+
+def earliest_start(instance: PreloadInstance, choose: dict, index: int):
+    """A linear lower bound on ``LS_w``: the compute of the layers before its preload step."""
+    prefix = [0]
+    for value in instance.compute_us:
+        prefix.append(prefix[-1] + value)
+    return sum(prefix[step] * choose[index, step] for step in preload_options(instance, index)
+               if step >= 1)
+
+
+def _solve(built: CpsatModel, *, time_limit, workers, seed, solver_params, on_progress):
+    cp_model = _cp_model()
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    for name, value in (solver_params or {}).items():
+        if not hasattr(solver.parameters, name):
+            raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
+        setattr(solver.parameters, name, value)
+
+    class Progress(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            on_progress(round(self.ObjectiveValue()), _ceil(self.BestObjectiveBound()))
+
+    status = solver.solve(built.model, Progress())
+    return solver, solver.status_name(status)
+
+
+def _ceil(value: float) -> int:
+    rounded = round(value)
+    return rounded if abs(value - rounded) < 1e-6 else int(-(-value // 1))
+
+
+def _extract(instance: PreloadInstance, built: CpsatModel, solver) -> PreloadPlan:
+    decisions: dict[int, int | None] = {}
+    for (index, step), var in built.choose.items():
+        if solver.value(var):
+            decisions[index] = step
+    offsets = {index: solver.value(var) for index, var in enumerate(built.offsets)}
+    top = max((offsets[i] + t.size for i, t in enumerate(instance.tensors)
+               if decisions.get(i, 0) is not None), default=0)
+    for index in sorted((i for i, step in decisions.items() if step is None),
+                        key=lambda i: instance.tensors[i].id):
+        offsets[index] = top
+        top += instance.tensors[index].size
+    return plan_from_decisions(instance, offsets, decisions)
+
+
+def cpsat_preload(instance: PreloadInstance, *, time_limit: float | None = None,
+                  workers: int | None = None, seed: int | None = None,
+                  solver_params: dict | None = None, warm: bool = True,
+                  capacity_rows: bool = False, loader_rows: bool = False,
+                  relaxation: bool = True,
+                  initial_plan: PreloadPlan | None = None) -> SolverOutcome:
+    """Minimum latency at ``instance.budget`` (objective (a)); see the module docstring.
+
+    Parameters
+    ----------
+    instance : PreloadInstance
+        ``budget`` ``None`` means unlimited (answered without search: pin everything).
+    time_limit, workers, seed :
+        CP-SAT's ``max_time_in_seconds``, ``num_workers`` (default 2), ``random_seed``.
+    solver_params : dict, optional
+        Further ``CpSolver.parameters`` fields, passed straight through.
+    warm : bool
+        Hint the better of FlexNN and no-preload (default); it is also the fallback answer.
+    capacity_rows, loader_rows : bool
+        Redundant linear rows (see :func:`build_cpsat_model`).
+    relaxation : bool
+        First solve the cumulative relaxation (a lower bound) and pack its decisions with the
+        exact offsets solver (default); the full model then starts from that bound and plan.
+    initial_plan : PreloadPlan, optional
+        A further warm start, used when valid at this budget (e.g. the optimum at a smaller
+        budget, in a sweep).
+
+    Returns
+    -------
+    SolverOutcome
+        ``OPTIMAL`` only when CP-SAT proved it (or the plan meets the latency bound);
+        ``best_bound`` in µs.
+    """
+    workers = DEFAULT_WORKERS if workers is None else workers
+    seed = 0 if seed is None else seed
+    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "latency"}
+    done = trivial_outcome(instance, SOLVER, _version(), info)
+    if done is not None:
+        return done
+    clock = Clock(time_limit)
+    trajectory = Trajectory(clock)
+    bound = latency_lower_bound(instance)
+    plan = warm_start(instance) if warm else None
+    if initial_plan is not None and not validate_plan(instance, initial_plan) and (
+            plan is None or initial_plan.latency_us < plan.latency_us):
+        plan = initial_plan
+    if plan is not None:
+        info["warm_start_latency_us"] = plan.latency_us
+        trajectory.record(plan.latency_us, bound)
+    flags = {"workers": workers, "seed": seed, "solver_params": solver_params}
+    if relaxation and (plan is None or plan.latency_us > bound):
+        relaxed = _relax_and_pack(instance, clock, trajectory, plan, bound, info, flags)
+        if relaxed is None:
+            return SolverOutcome(Status.INFEASIBLE, None, None, SOLVER, _version(),
+                                 tuple(trajectory.samples), info)
+        plan, bound = relaxed
+    if plan is not None and plan.latency_us <= bound:
+        info.setdefault("proof", "a plan meets a proven lower bound")
+        trajectory.record(plan.latency_us, plan.latency_us)
+        return SolverOutcome(Status.OPTIMAL, plan, plan.latency_us, SOLVER, _version(),
+                             tuple(trajectory.samples), info)
+    built = build_cpsat_model(instance, budget=instance.budget, hint=plan,
+                              capacity_rows=capacity_rows, loader_rows=loader_rows)
+    built.model.add(built.objective >= bound)
+    solver, status = _solve(built, time_limit=clock.remaining(), on_progress=trajectory.record,
+                            **flags)
+    info["cpsat_status"] = status
+    info["wall_time_s"] = round(clock.elapsed(), 3)
+    if status == "MODEL_INVALID":
+        raise RuntimeError(f"CP-SAT rejected the preload model: {built.model.validate()}")
+    if status == "INFEASIBLE":
+        return SolverOutcome(Status.INFEASIBLE, None, None, SOLVER, _version(),
+                             tuple(trajectory.samples), info)
+    if status in ("OPTIMAL", "FEASIBLE"):
+        found = _extract(instance, built, solver)
+        if plan is None or found.latency_us <= plan.latency_us:
+            plan = found
+    if status != "MODEL_INVALID":
+        bound = max(bound, _ceil(solver.best_objective_bound))
+    if plan is None:
+        return SolverOutcome(Status.UNKNOWN, None, bound, SOLVER, _version(),
+                             tuple(trajectory.samples), info)
+    proven = status == "OPTIMAL" or plan.latency_us <= bound
+    if proven:
+        bound = plan.latency_us
+    trajectory.record(plan.latency_us, bound)
+    return SolverOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, plan, bound, SOLVER,
+                         _version(), tuple(trajectory.samples), info)
+
+
+RELAXATION_SHARE = 0.3
+"""At most this share of the time limit goes to the cumulative relaxation and its packings."""
+NOGOOD_ROUNDS = 25
+"""Master/subproblem rounds of the decomposition in :func:`_relax_and_pack`."""
+SHRINK_STEPS = 6
+"""Relaxations at smaller budgets tried when no packed decision set meets the bound."""
+PACK_SECONDS = 2.0
+"""Time for one packing attempt of a decision set (more with long time limits)."""
+
+
+def _relax_and_pack(instance: PreloadInstance, clock: Clock, trajectory: Trajectory,
+                    plan: PreloadPlan | None, bound: int, info: dict, flags: dict):
+    """Logic-based Benders decomposition on the cumulative relaxation, then shrinking.
+
+    *Master*: the cumulative relaxation (``packing=False``), which ignores fragmentation only,
+    so its optimum is a lower bound. *Subproblem*: pack the master's decisions (the full model
+    with the decisions fixed). A decision set proven not to fit the budget admits no
+    plan, so a no-good cut excludes it and the master's optimum stays a valid bound (it can
+    only rise); a packing that fits is a plan, optimal when it meets the bound. At most
+    :data:`NOGOOD_ROUNDS` rounds.
+
+    If no plan meets the bound, the relaxation is solved again at smaller budgets (less memory:
+    decisions that fragment less), by bisection between the must-live bound and the budget, at
+    most :data:`SHRINK_STEPS` times, for a better incumbent.
+    Returns ``(best plan, bound)``, or ``None`` when the problem is proven infeasible.
+    """
+    budget = instance.budget
+    share = None if clock.time_limit is None else RELAXATION_SHARE * clock.time_limit
+
+    def remaining():
+        return None if share is None else max(0.05, share - clock.elapsed())
+
+    def out_of_time():
+        return share is not None and clock.elapsed() >= share
+
+    def pack_limit():   # packings that fit are found fast; proofs that none does are slow
+        if share is None:
+            return PACK_SECONDS
+        return min(remaining(), max(PACK_SECONDS, share / 20))
+
+    master = build_cpsat_model(instance, budget=budget, packing=False, hint=plan)
+    sound = True
+    for round_number in range(NOGOOD_ROUNDS):
+        if out_of_time():
+            break
+        solver, status = _solve(master, time_limit=remaining(), on_progress=lambda *_: None,
+                                **flags)
+        info["relaxation_rounds"] = round_number + 1
+        if status == "INFEASIBLE":
+            if sound:
+                info["proof"] = ("the cumulative relaxation, less decision sets proven "
+                                 "unpackable, is infeasible")
+                return None
+            break
+        if sound and status in ("OPTIMAL", "FEASIBLE", "UNKNOWN"):
+            bound = max(bound, _ceil(solver.best_objective_bound))
+            info["relaxation_bound_us"] = bound
+            trajectory.record(None, bound)
+        if status not in ("OPTIMAL", "FEASIBLE"):
+            break
+        decisions = _decisions(master, solver)
+        packed, proven = _pack(instance, decisions, budget, pack_limit(), flags)
+        if packed is not None:
+            if plan is None or packed.latency_us < plan.latency_us:
+                plan = packed
+                trajectory.record(plan.latency_us, bound)
+            return plan, bound   # optimal when the master was solved to optimality
+        sound = sound and proven
+        master.model.add(sum(master.choose[key] for key in decisions.items()) <=
+                         len(decisions) - 1)
+    if plan is not None and plan.latency_us <= bound:
+        return plan, bound
+    floor = budget_lower_bound(instance)
+    packed_at, failed_at = floor, budget
+    for _ in range(SHRINK_STEPS):
+        target = (packed_at + failed_at) // 2
+        if failed_at - packed_at <= max(1, budget // 200) or out_of_time():
+            break
+        built = build_cpsat_model(instance.with_budget(target), budget=target, packing=False)
+        solver, status = _solve(built, time_limit=remaining(), on_progress=lambda *_: None,
+                                **flags)
+        if status not in ("OPTIMAL", "FEASIBLE"):
+            break
+        if plan is not None and solver.best_objective_bound >= plan.latency_us:
+            packed_at = target   # nothing at or below this budget beats the plan we have
+            continue
+        packed, _ = _pack(instance, _decisions(built, solver), budget, pack_limit(), flags)
+        if packed is None:
+            failed_at = target
+            continue
+        packed_at = target
+        if plan is None or packed.latency_us < plan.latency_us:
+            plan = packed
+            info["relaxation_packed_at"] = target
+            trajectory.record(plan.latency_us, bound)
+    return plan, bound
+
+
+def _tightest(instance: PreloadInstance, decisions: dict, upper: int, time_limit,
+              flags: dict) -> PreloadPlan | None:
+    """The decisions packed with the least peak the offsets solver (``cpsat`` for problem
+    ``offsets``) finds, or ``None`` above ``upper``."""
+    from optplan.model import Instance, UsageRecord
+    from optplan.solve import solve
+
+    intervals = memory_intervals(instance, decisions)
+    records = Instance(tuple(UsageRecord(t.id, first, last, t.size) for t, (first, last)
+                             in zip(instance.tensors, intervals)), f"{instance.name}/packing")
+    try:
+        result = solve(records, "cpsat", "offsets", time_limit=time_limit,
+                       workers=flags["workers"], seed=flags["seed"])
+    except OptplanError:   # no offsets solver registered: the full model still runs
+        return None
+    if result.solution is None or not result.valid or result.objective > upper:
+        return None
+    return plan_from_decisions(instance, dict(enumerate(result.solution.offsets)), decisions)
+
+
+def _decisions(built: CpsatModel, solver) -> dict[int, int | None]:
+    return {index: choice for (index, choice), var in built.choose.items() if solver.value(var)}
+
+
+def _pack(instance: PreloadInstance, decisions: dict, budget: int, time_limit,
+          flags: dict) -> tuple[PreloadPlan | None, bool]:
+    """Pack the decisions' residence intervals into ``budget``: the full model with the
+    decisions fixed (a NoOverlap2D feasibility problem). Returns the plan (``None`` when none
+    was found) and whether "it does not fit" is proven."""
+    built = build_cpsat_model(instance.with_budget(budget), budget=budget)
+    for key, var in built.choose.items():
+        built.model.add(var == int(decisions[key[0]] == key[1]))
+    solver, status = _solve(built, time_limit=time_limit, on_progress=lambda *_: None,
+                            **flags)
+    if status in ("OPTIMAL", "FEASIBLE"):
+        return _extract(instance, built, solver), False
+    return None, status == "INFEASIBLE"
+
+
+@dataclass(frozen=True)
+class BudgetOutcome:
+    """Objective (b): the smallest budget whose optimal latency is at most the target."""
+
+    status: Status
+    budget: int | None          # the best budget found (the plan's peak)
+    best_bound: int | None      # proven lower bound on the minimum budget
+    plan: PreloadPlan | None
+    info: dict
+
+
+def cpsat_minimum_budget(instance: PreloadInstance, *, latency_target: int | None = None,
+                         time_limit: float | None = None, workers: int | None = None,
+                         seed: int | None = None, solver_params: dict | None = None,
+                         relaxation: bool = True) -> BudgetOutcome:
+    """Objective (b): minimise the budget subject to latency <= ``latency_target``
+    (``None``: no target, the minimum feasible budget). ``instance.budget`` is ignored.
+    ``relaxation`` as in :func:`cpsat_preload`: the cumulative relaxation first."""
+    workers = DEFAULT_WORKERS if workers is None else workers
+    seed = 0 if seed is None else seed
+    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "budget",
+            "latency_target": latency_target}
+    instance = instance.with_budget(None)
+    lower = budget_lower_bound(instance)
+    if latency_target is not None and latency_target < latency_lower_bound(instance):
+        info["proof"] = "target below the latency lower bound"
+        return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
+    target = horizon(instance) if latency_target is None else latency_target
+    plan = pin_all(instance)   # meets every reachable target: latency = the lower bound
+    upper = plan_peak(instance, plan)
+    clock = Clock(time_limit)
+    flags = {"workers": workers, "seed": seed, "solver_params": solver_params}
+    bound = lower
+    if relaxation:
+        # The cumulative relaxation bounds the budget from below; its decisions, packed by
+        # the exact offsets solver, give a plan (their optimal arena) from above.
+        share = None if time_limit is None else RELAXATION_SHARE * time_limit
+        built = build_cpsat_model(instance, objective="budget", budget_range=(lower, upper),
+                                  latency_target=target, hint=plan, packing=False)
+        solver, status = _solve(built, time_limit=share, on_progress=lambda *_: None, **flags)
+        info["relaxation_status"] = status
+        if status == "INFEASIBLE":
+            return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
+        bound = max(bound, _ceil(solver.best_objective_bound))
+        if status in ("OPTIMAL", "FEASIBLE"):
+            decisions = _decisions(built, solver)
+            limit = None if share is None else max(0.05, share - clock.elapsed())
+            packed = _tightest(instance, decisions, upper, limit, flags)
+            if packed is not None and packed.peak < plan.peak:
+                plan = packed
+        if plan.peak <= bound:
+            info["proof"] = "the packed relaxation meets the relaxation's bound"
+            return BudgetOutcome(Status.OPTIMAL, plan.peak, plan.peak, plan, info)
+    built = build_cpsat_model(instance, objective="budget",
+                              budget_range=(bound, plan_peak(instance, plan)),
+                              latency_target=target, hint=plan)
+    solver, status = _solve(built, time_limit=clock.remaining(), on_progress=lambda *_: None,
+                            **flags)
+    info["cpsat_status"] = status
+    info["wall_time_s"] = round(clock.elapsed(), 3)
+    if status in ("OPTIMAL", "FEASIBLE"):
+        found = _extract(instance, built, solver)
+        if plan_peak(instance, found) <= plan_peak(instance, plan):
+            plan = found
+    if status in ("OPTIMAL", "FEASIBLE", "UNKNOWN"):
+        bound = max(bound, _ceil(solver.best_objective_bound))
+    peak = plan_peak(instance, plan)
+    proven = status == "OPTIMAL" or peak <= bound
+    return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
+                         peak if proven else bound, plan, info)
+
+
+@register("cpsat", Problem.PRELOAD, kind="exact", input="records",
+          reference="MISSION.md §1.4 (FlexNN, MobiCom'24); NoOverlap2D with variable-start "
+                    "weight intervals")
+def cpsat(instance: PreloadInstance, *, time_limit: float | None = None,
+          workers: int | None = None, seed: int | None = None,
+          solver_params: dict | None = None, warm: bool = True, capacity_rows: bool = False,
+          loader_rows: bool = False, relaxation: bool = True,
+          initial_plan: PreloadPlan | None = None) -> SolverOutcome:
+    """Exact minimum latency at the instance's budget (see :func:`cpsat_preload`)."""
+    return cpsat_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
+                         solver_params=solver_params, warm=warm, capacity_rows=capacity_rows,
+                         loader_rows=loader_rows, relaxation=relaxation,
+                         initial_plan=initial_plan)

@@ -1,0 +1,354 @@
+r"""Exact MILP model of preload-aware planning (method ``milp_highs``; PuLP with HiGHS).
+
+Semantics: MISSION.md §1.4 and issue 8 (FlexNN, MobiCom'24). The same decisions and timing as
+:mod:`optplan.preload.exact_cpsat`; memory non-overlap becomes big-M disjunctions that are
+switched on only when two residence intervals intersect. Sizes are divided by their gcd ``u``
+(every packing compacts downwards onto offsets that are sums of sizes, so the budget becomes
+``floor(M / u)`` units without losing a solution). Times are integer µs.
+
+Formulation (``T`` = the time horizon, ``M`` the budget in units)::
+
+    y_{w,p}, b_w ∈ {0,1}:  Σ_p y_{w,p} + b_w = 1
+    live_w(t) = b_w + Σ_{p <= t} y_{w,p} (t < l_w),  1 (t = l_w),  b_w (t > l_w)   (resident)
+    0 <= o_i <= M - s_i
+    for every pair i < j that may share a step, with v_{ij} ∈ {0,1} forced to 1 when they do
+    (fixed intervals: v = 1; weight/fixed: v >= live_w(last_op_j) or b_w;
+     weight/weight: v >= b_i, v >= b_j, v >= Σ_{p <= l_i} y_{j,p}  for l_i <= l_j):
+        o_i + s_i <= o_j + M (1 - z_{ij}) + M (1 - v_{ij})
+        o_j + s_j <= o_i + M z_{ij}       + M (1 - v_{ij})
+    Σ_i s_i live_i(t) <= M  for every step t                       (per-step capacity)
+    E_l >= E_{l-1} + c_l;  LS_k >= LE_{k-1};  LS_k >= E_{p-1} - T (1 - y_{w,p});
+    LE_k >= LS_k + d_w (1 - b_w);  E_{l_w} - c_{l_w} >= LE_k
+    (a) min E_{L-1}             (b) min M  s.t.  E_{L-1} <= target
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from optplan.errors import InputError
+from optplan.model import Problem
+from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
+from optplan.preload.flexnn import pin_all, plan_from_decisions
+from optplan.preload.formulation import (Clock, Trajectory, compacted_offsets, horizon,
+                                         preload_options, trivial_outcome, warm_start)
+from optplan.preload.model import PreloadInstance, PreloadPlan
+from optplan.preload.simulate import plan_decisions, plan_peak, validate_plan
+from optplan.registry import register
+from optplan.result import SolverOutcome, Status
+
+__all__ = ["build_milp", "milp_preload", "milp_minimum_budget"]
+
+SOLVER = "milp_highs"
+DEFAULT_WORKERS = 1
+
+
+def _pulp():
+    import pulp
+    return pulp
+
+
+@dataclass
+class PreloadMilp:
+    problem: object                  # pulp.LpProblem
+    choose: dict                     # (weight, step | None) -> LpVariable
+    offsets: list                    # LpVariable per tensor (units)
+    unit: int
+    start: dict = field(default_factory=dict)   # LpVariable -> warm-start value
+
+
+def _live_expression(instance: PreloadInstance, choose: dict, index: int, step: int):
+    """``1`` when weight ``index`` is resident at ``step`` (a linear 0/1 expression)."""
+    tensor = instance.tensors[index]
+    pinned = choose[index, None]
+    if step > tensor.layer:
+        return pinned
+    return pinned + sum(choose[index, p] for p in preload_options(instance, index) if p <= step)
+
+
+def build_milp(instance: PreloadInstance, *, objective: str = "latency",
+               budget: int | None = None, budget_range: tuple[int, int] | None = None,
+               latency_target: int | None = None,
+               hint: PreloadPlan | None = None) -> PreloadMilp:
+    """The model of the module docstring (``budget`` in bytes for (a); ``budget_range`` in
+    bytes and ``latency_target`` for (b))."""
+    pulp = _pulp()
+    tensors = instance.tensors
+    layers = instance.num_layers
+    compute = instance.compute_us
+    top = horizon(instance)
+    unit = math.gcd(*(t.size for t in tensors)) or 1
+    sizes = [t.size // unit for t in tensors]
+    lp = pulp.LpProblem("preload", pulp.LpMinimize)
+    if objective == "latency":
+        cap_value = budget // unit
+        capacity = cap_value
+    else:
+        cap_value = budget_range[1] // unit
+        capacity = lp.add_variable("budget", -(-budget_range[0] // unit), cap_value,
+                                   cat="Integer")
+
+    choose: dict = {}
+    for index, tensor in enumerate(tensors):
+        if tensor.is_weight:
+            for step in preload_options(instance, index):
+                choose[index, step] = lp.add_variable(f"y_{index}_{step}", cat="Binary")
+            choose[index, None] = lp.add_variable(f"pin_{index}", cat="Binary")
+            lp += pulp.lpSum(v for (i, _), v in choose.items() if i == index) == 1, \
+                f"one_{index}"
+    offsets = [lp.add_variable(f"o_{i}", 0, max(0, cap_value - sizes[i]))
+               for i in range(len(tensors))]
+    for index in range(len(tensors)):
+        lp += offsets[index] + sizes[index] <= capacity, f"cap_{index}"
+
+    def live(index: int, step: int):
+        tensor = tensors[index]
+        if tensor.is_weight:
+            return _live_expression(instance, choose, index, step)
+        return 1 if tensor.first_op <= step <= tensor.last_op else 0
+
+    for step in range(layers):
+        lp += pulp.lpSum(sizes[i] * live(i, step) for i in range(len(tensors))) <= capacity, \
+            f"breadth_{step}"
+
+    for i in range(len(tensors)):
+        for j in range(i + 1, len(tensors)):
+            together = _together(instance, choose, i, j, lp)
+            if together is None:
+                continue
+            below = lp.add_variable(f"z_{i}_{j}", cat="Binary")
+            apart = cap_value * (1 - together)
+            lp += offsets[i] + sizes[i] <= offsets[j] + cap_value * (1 - below) + apart, \
+                f"below_{i}_{j}"
+            lp += offsets[j] + sizes[j] <= offsets[i] + cap_value * below + apart, \
+                f"above_{i}_{j}"
+
+    layer_end = []
+    prefix = 0
+    for layer in range(layers):
+        prefix += compute[layer]
+        layer_end.append(lp.add_variable(f"E_{layer}", prefix, top))
+        if layer:
+            lp += layer_end[layer] >= layer_end[layer - 1] + compute[layer], f"chain_{layer}"
+    previous_end = None
+    for index in instance.load_order:
+        tensor = tensors[index]
+        load_start = lp.add_variable(f"LS_{index}", 0, top)
+        load_end = lp.add_variable(f"LE_{index}", 0, top)
+        if previous_end is not None:
+            lp += load_start >= previous_end, f"loader_{index}"
+        for step in preload_options(instance, index):
+            if step >= 1:
+                lp += load_start >= layer_end[step - 1] - top * (1 - choose[index, step]), \
+                    f"after_{index}_{step}"
+        lp += load_end >= load_start + tensor.load_us * (1 - choose[index, None]), \
+            f"load_{index}"
+        lp += layer_end[tensor.layer] - compute[tensor.layer] >= load_end, f"ready_{index}"
+        previous_end = load_end
+
+    if objective == "latency":
+        lp += layer_end[-1]
+    else:
+        lp += layer_end[-1] <= latency_target, "target"
+        lp += capacity
+    milp = PreloadMilp(lp, choose, offsets, unit)
+    if hint is not None:
+        decisions = plan_decisions(instance, hint)
+        for (index, step), var in choose.items():
+            milp.start[var] = int(decisions[index] == step)
+        given = {i: hint.by_id[t.id].offset for i, t in enumerate(tensors)}
+        for index, offset in compacted_offsets(instance, decisions, given).items():
+            milp.start[offsets[index]] = offset // unit
+    return milp
+
+
+def _together(instance: PreloadInstance, choose: dict, i: int, j: int, lp):
+    """``1`` (or a 0/1 expression/variable) when tensors ``i`` and ``j`` share a step;
+    ``None`` when they never do."""
+    pulp = _pulp()
+    a, b = instance.tensors[i], instance.tensors[j]
+    if not a.is_weight and not b.is_weight:
+        return 1 if a.first_op <= b.last_op and b.first_op <= a.last_op else None
+    if a.is_weight and b.is_weight:
+        if a.layer > b.layer:
+            i, j, a, b = j, i, b, a
+        together = lp.add_variable(f"v_{i}_{j}", cat="Binary")
+        lp += together >= choose[i, None]
+        lp += together >= choose[j, None]
+        lp += together >= _live_expression(instance, choose, j, a.layer)
+        return together
+    weight, other = (i, j) if a.is_weight else (j, i)
+    fixed = instance.tensors[other]
+    layer = instance.tensors[weight].layer
+    if fixed.first_op > layer:
+        return choose[weight, None]
+    if fixed.last_op >= layer:
+        return 1
+    return _live_expression(instance, choose, weight, fixed.last_op)
+
+
+def _highs(*, time_limit, workers, seed, params, use_start: bool):
+    pulp = _pulp()
+    import highspy
+
+    class HiGHSWithStart(pulp.HiGHS):
+        """PuLP's HiGHS API solver, passing the initial values as a MIP start."""
+
+        def callSolver(self, lp):
+            if not use_start:
+                lp.solverModel.run()
+                return
+            start = highspy.HighsSolution()
+            start.col_value = [v.varValue if v.varValue is not None else 0.0
+                               for v in lp.variables()]
+            start.value_valid = True
+            lp.solverModel.setSolution(start)
+            lp.solverModel.run()
+
+    options = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.999, "random_seed": seed} | (params or {})
+    return HiGHSWithStart(msg=False, timeLimit=time_limit, threads=workers, **options)
+
+
+def _run(milp: PreloadMilp, *, time_limit, workers, seed, params, retry=True):
+    """Solve; returns (status word, has_solution, dual bound or None, version).
+
+    HiGHS 1.12 (highspy) can end with status "Optimal" on a solution that is not integral
+    after its presolve (a fractional binary, primal solution status "infeasible"), or on its MIP
+    start although its own dual bound is a whole unit lower; both seen on tiny preload models.
+    Then it runs once more with presolve off and no start, and that run's answer is used.
+    """
+    for var, value in milp.start.items():
+        var.setInitialValue(value)
+    solver = _highs(time_limit=time_limit, workers=workers, seed=seed, params=params,
+                    use_start=retry)
+    try:
+        milp.problem.solve(solver)
+    except Exception as error:  # noqa: BLE001 -- name the option the user got wrong
+        raise InputError(f"HiGHS failed: {error}", field="solver_params") from None
+    highs = milp.problem.solverModel
+    status = highs.modelStatusToString(highs.getModelStatus())
+    info = highs.getInfo()
+    has_solution = info.primal_solution_status == 2   # kSolutionStatusFeasible
+    bound = info.mip_dual_bound if abs(info.mip_dual_bound) < 1e300 else None
+    suspicious = status == "Optimal" and (
+        not has_solution or (bound is not None
+                             and info.objective_function_value > _ceil(bound) + 0.5))
+    if suspicious and retry:
+        return _run(milp, time_limit=time_limit, workers=workers, seed=seed,
+                    params=(params or {}) | {"presolve": "off"}, retry=False)
+    return status, has_solution, bound, f"highspy {highs.version()}"
+
+
+def _extract(instance: PreloadInstance, milp: PreloadMilp) -> PreloadPlan:
+    decisions = {}
+    for (index, step), var in milp.choose.items():
+        if (var.varValue or 0) > 0.5:
+            decisions[index] = step
+    # Continuous offsets become whole bytes (compaction never raises a tensor).
+    values = {i: var.varValue or 0.0 for i, var in enumerate(milp.offsets)}
+    offsets = compacted_offsets(instance, decisions, values)
+    return plan_from_decisions(instance, offsets, decisions)
+
+
+def _ceil(value: float) -> int:
+    return int(-(-(value - 1e-6) // 1))
+
+
+def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
+                 workers: int | None = None, seed: int | None = None,
+                 solver_params: dict | None = None, warm: bool = True) -> SolverOutcome:
+    """Minimum latency at ``instance.budget`` (objective (a)) with HiGHS.
+
+    Parameters and statuses as :func:`optplan.preload.exact_cpsat.cpsat_preload`;
+    ``solver_params`` are HiGHS option names. ``OPTIMAL`` only when HiGHS proved it (gap 0
+    on the integer objective) or the plan meets the latency bound.
+    """
+    workers = DEFAULT_WORKERS if workers is None else workers
+    seed = 0 if seed is None else seed
+    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "latency"}
+    done = trivial_outcome(instance, SOLVER, "", info)
+    if done is not None:
+        return done
+    clock = Clock(time_limit)
+    trajectory = Trajectory(clock)
+    bound = latency_lower_bound(instance)
+    start = warm_start(instance) if warm else None
+    if start is not None:
+        trajectory.record(start.latency_us, bound)
+        info["warm_start_latency_us"] = start.latency_us
+        if start.latency_us <= bound:
+            info["proof"] = "the warm start meets the latency bound"
+            return SolverOutcome(Status.OPTIMAL, start, bound, SOLVER, "",
+                                 tuple(trajectory.samples), info)
+    milp = build_milp(instance, budget=instance.budget, hint=start)
+    status, has_solution, dual, version = _run(milp, time_limit=clock.remaining(),
+                                               workers=workers, seed=seed, params=solver_params)
+    info["highs_status"] = status
+    if status == "Infeasible":
+        return SolverOutcome(Status.INFEASIBLE, None, None, SOLVER, version,
+                             tuple(trajectory.samples), info)
+    plan = start
+    if has_solution:
+        found = _extract(instance, milp)
+        if not validate_plan(instance, found) and (plan is None
+                                                   or found.latency_us <= plan.latency_us):
+            plan = found
+    if dual is not None:
+        bound = max(bound, _ceil(dual))
+    if plan is None:
+        return SolverOutcome(Status.UNKNOWN, None, bound, SOLVER, version,
+                             tuple(trajectory.samples), info)
+    proven = plan.latency_us <= bound   # HiGHS's "Optimal" is checked against its bound
+    if proven:
+        bound = plan.latency_us
+    trajectory.record(plan.latency_us, bound)
+    return SolverOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, plan, bound, SOLVER,
+                         version, tuple(trajectory.samples), info)
+
+
+def milp_minimum_budget(instance: PreloadInstance, *, latency_target: int | None = None,
+                        time_limit: float | None = None, workers: int | None = None,
+                        seed: int | None = None, solver_params: dict | None = None):
+    """Objective (b) with HiGHS; returns a :class:`~optplan.preload.exact_cpsat.BudgetOutcome`
+    (``budget`` and ``best_bound`` in bytes)."""
+    from optplan.preload.exact_cpsat import BudgetOutcome
+
+    workers = DEFAULT_WORKERS if workers is None else workers
+    seed = 0 if seed is None else seed
+    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "budget",
+            "latency_target": latency_target}
+    instance = instance.with_budget(None)
+    if latency_target is not None and latency_target < latency_lower_bound(instance):
+        return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
+    start = pin_all(instance)
+    upper = plan_peak(instance, start)
+    lower = budget_lower_bound(instance)
+    target = horizon(instance) if latency_target is None else latency_target
+    milp = build_milp(instance, objective="budget", budget_range=(lower, upper),
+                      latency_target=target, hint=start)
+    status, has_solution, dual, _ = _run(milp, time_limit=time_limit, workers=workers,
+                                         seed=seed, params=solver_params)
+    info["highs_status"] = status
+    plan, bound = start, lower
+    if has_solution:
+        found = _extract(instance, milp)
+        if not validate_plan(instance.with_budget(upper), found) and (
+                plan_peak(instance, found) <= plan_peak(instance, plan)):
+            plan = found
+    if dual is not None:
+        bound = max(bound, _ceil(dual) * milp.unit)
+    peak = plan_peak(instance, plan)
+    proven = peak <= bound
+    return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
+                         peak if proven else bound, plan, info)
+
+
+@register("milp_highs", Problem.PRELOAD, kind="exact", input="records",
+          reference="MISSION.md §1.4 (FlexNN, MobiCom'24); big-M disjunctions, HiGHS via PuLP")
+def milp_highs(instance: PreloadInstance, *, time_limit: float | None = None,
+               workers: int | None = None, seed: int | None = None,
+               solver_params: dict | None = None, warm: bool = True) -> SolverOutcome:
+    """Exact minimum latency at the instance's budget (see :func:`milp_preload`)."""
+    return milp_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
+                        solver_params=solver_params, warm=warm)

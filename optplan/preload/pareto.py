@@ -1,0 +1,83 @@
+"""Objectives (b) and (c) of preload-aware planning (issue 8): the minimum budget at which a
+latency target is met, and the latency/budget Pareto curve.
+
+* :func:`minimum_budget` — objective (b) with an exact model (``cpsat`` or ``milp_highs``);
+  without a target it is the minimum feasible budget (the optimal packing when nothing is
+  preloaded: every preload or pin only lengthens residence intervals).
+* :func:`no_pressure_budget` — the smallest budget whose optimal latency equals the
+  unlimited-memory bound (objective (b) with the bound as the target).
+* :func:`budget_sweep` and :func:`pareto_curve` — objective (a) at evenly spaced budgets for
+  any registered preload methods, every plan validated by :func:`optplan.solve.solve`;
+  :func:`pareto_front` keeps the points no other point beats in both budget and latency.
+"""
+
+from __future__ import annotations
+
+from optplan.errors import InputError
+from optplan.preload.bounds import latency_lower_bound
+from optplan.preload.model import PreloadInstance
+
+__all__ = ["minimum_budget", "no_pressure_budget", "budget_sweep", "pareto_curve",
+           "pareto_front"]
+
+
+def minimum_budget(instance: PreloadInstance, latency_target: int | None = None, *,
+                   method: str = "cpsat", time_limit: float | None = None,
+                   workers: int | None = None, seed: int | None = None):
+    """Objective (b): the smallest budget at which latency <= ``latency_target``.
+
+    Returns a :class:`~optplan.preload.exact_cpsat.BudgetOutcome` (``budget`` the best found,
+    ``best_bound`` a proven lower bound, ``status`` OPTIMAL only when they meet).
+    """
+    from optplan.preload.exact_cpsat import cpsat_minimum_budget
+    from optplan.preload.exact_milp import milp_minimum_budget
+
+    solvers = {"cpsat": cpsat_minimum_budget, "milp_highs": milp_minimum_budget}
+    if method not in solvers:
+        raise InputError(f"unknown method {method!r} for the minimum budget; valid: "
+                         + ", ".join(solvers), field="method")
+    return solvers[method](instance, latency_target=latency_target, time_limit=time_limit,
+                           workers=workers, seed=seed)
+
+
+def no_pressure_budget(instance: PreloadInstance, **options):
+    """The smallest budget at which the latency meets the unlimited-memory bound."""
+    return minimum_budget(instance, latency_lower_bound(instance), **options)
+
+
+def budget_sweep(low: int, high: int, steps: int) -> list[int]:
+    """``steps`` budgets from ``low`` to ``high`` (both included), evenly spaced, rounded."""
+    if steps < 2 or high < low:
+        raise InputError(f"need steps >= 2 and low <= high, got {steps}, [{low}, {high}]",
+                         field="steps")
+    values = [low + round((high - low) * k / (steps - 1)) for k in range(steps)]
+    return list(dict.fromkeys(values))
+
+
+def pareto_curve(instance: PreloadInstance, budgets, methods=("flexnn", "cpsat"), *,
+                 time_limit: float | None = None, workers: int | None = None,
+                 seed: int | None = None) -> list[dict]:
+    """One row per (budget, method): status, latency, best bound, gap, wall time, validity."""
+    from optplan.solve import solve
+
+    rows = []
+    for budget in budgets:
+        for method in methods:
+            result = solve(instance, method, "preload", budget=budget, time_limit=time_limit,
+                           workers=workers, seed=seed)
+            rows.append({"instance": instance.name, "budget": budget, "method": method,
+                         "status": result.status.value, "latency_us": result.objective,
+                         "best_bound_us": result.best_bound, "gap": result.gap,
+                         "wall_time_s": round(result.wall_time_s, 3), "valid": result.valid})
+    return rows
+
+
+def pareto_front(rows: list[dict], method: str) -> list[tuple[int, int]]:
+    """The (budget, latency) points of ``method`` that no other point of it dominates."""
+    points = sorted((row["budget"], row["latency_us"]) for row in rows
+                    if row["method"] == method and row["latency_us"] is not None)
+    front: list[tuple[int, int]] = []
+    for budget, latency in points:
+        if not front or latency < front[-1][1]:
+            front.append((budget, latency))
+    return front
