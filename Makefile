@@ -1,5 +1,5 @@
 # The two commands of the README do all set-up on a fresh machine.
-#   make run   create .venv, install optplan, run the default experiment end to end
+#   make run   create .venv, install optplan, run the default experiment and write its report
 #   make test  same set-up, then the whole test suite
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,9 +17,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+RUN_DIR ?= runs/default
+
 run: install
-	$(VENV)/bin/optplan compare data/examples/*.json --problem shared-objects
-	$(VENV)/bin/optplan compare data/examples/*.json --problem offsets
+	$(VENV)/bin/optplan run experiments/default.toml --out $(RUN_DIR)
+	$(VENV)/bin/optplan report $(RUN_DIR) --out $(RUN_DIR)/report
 
 test: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q

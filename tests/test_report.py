@@ -51,7 +51,7 @@ def test_tables_have_the_optimum_and_gaps(tmp_path):
     if exact:
         assert row["optimum"] == 96 and row["gap:naive"] == 1.0
     markdown = render_markdown(table, table.attrs["methods"], "Table 2")
-    assert "| tflite_complex | 96 |" in markdown
+    assert "| tflite_complex | B | 96 |" in markdown
     latex = render_latex(table, table.attrs["methods"], "Table 2.", "tab:offsets")
     assert r"\begin{tabular}" in latex and "tflite\\_complex" in latex
 

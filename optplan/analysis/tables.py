@@ -48,9 +48,9 @@ def strategy_table(results: pd.DataFrame, problem: str, methods=None) -> pd.Data
     return frame
 
 
-def _unit(table: pd.DataFrame, methods) -> str:
-    values = pd.to_numeric(table[["lower_bound", *methods]].stack(), errors="coerce").dropna()
-    largest = values.max() if len(values) else 0
+def _unit(value) -> str:
+    """The unit of one row: MiB from 1 MiB on, KiB from 1 KiB on, else bytes."""
+    largest = 0 if value is None or pd.isna(value) else value
     return "MiB" if largest >= 2**20 else "KiB" if largest >= 2**10 else "B"
 
 
@@ -61,9 +61,10 @@ def _fmt(value, unit: str) -> str:
     return f"{scaled:.0f}" if unit == "B" else f"{scaled:.3f}"
 
 
-def _cells(table: pd.DataFrame, methods, unit: str, percent: str = "%"):
+def _cells(table: pd.DataFrame, methods, percent: str = "%"):
     for _, row in table.iterrows():
-        cells = [str(row["instance"]), _fmt(row["lower_bound"], unit)]
+        unit = _unit(row["lower_bound"])
+        cells = [str(row["instance"]), unit, _fmt(row["lower_bound"], unit)]
         for method in methods:
             gap = row[f"gap:{method}"]
             text = _fmt(row[method], unit)
@@ -77,12 +78,11 @@ def _cells(table: pd.DataFrame, methods, unit: str, percent: str = "%"):
 
 
 def render_markdown(table: pd.DataFrame, methods, title: str) -> str:
-    unit = _unit(table, methods)
-    header = ["instance", "lower bound", *methods, "optimum"]
-    lines = [f"**{title}** (sizes in {unit}; gap to the proven optimum in parentheses, "
+    header = ["instance", "unit", "lower bound", *methods, "optimum"]
+    lines = [f"**{title}** (gap to the proven optimum in parentheses, "
              "≥ marks a gap to the best proven bound where no optimum is known)", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in _cells(table, methods, unit)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in _cells(table, methods)]
     return "\n".join(lines) + "\n"
 
 
@@ -93,14 +93,13 @@ def _latex_escape(text: str) -> str:
 
 
 def render_latex(table: pd.DataFrame, methods, caption: str, label: str) -> str:
-    unit = _unit(table, methods)
-    header = ["instance", "LB", *methods, "optimum"]
+    header = ["instance", "unit", "LB", *methods, "optimum"]
     lines = [r"\begin{table*}[t]", r"\centering", r"\scriptsize",
-             rf"\caption{{{_latex_escape(caption)} Sizes in {unit}; gap to the proven optimum in "
+             rf"\caption{{{_latex_escape(caption)} Gap to the proven optimum in "
              r"parentheses ($\geq$: to the best proven bound).}}", rf"\label{{{label}}}",
              r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
              r"\toprule", " & ".join(_latex_escape(h) for h in header) + r" \\", r"\midrule"]
-    for cells in _cells(table, methods, unit, percent="%"):
+    for cells in _cells(table, methods, percent="%"):
         lines.append(" & ".join(_latex_escape(c) for c in cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table*}"]
     return "\n".join(lines) + "\n"
