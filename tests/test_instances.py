@@ -8,6 +8,7 @@ import pytest
 
 from optplan import instances
 from optplan.bounds import lower_bound
+from optplan.solve import solve
 from optplan.cli import main
 from optplan.errors import InputError
 from optplan.formats.instance_json import read_json_instance
@@ -98,7 +99,12 @@ def test_summary_figures_follow_their_definitions(name, loaded):
     instance = loaded[name]
     row = instances.summary(instance)
     assert row["naive_bytes"] == sum(r.size for r in instance.records)
-    assert row["offsets_lower_bound"] == lower_bound(instance, "offsets")
+    # The catalogue's bounds are the ones `optplan solve` reports (no --inplace) ...
+    for problem in ("offsets", "shared_objects"):
+        assert row[f"{problem}_lower_bound"] == solve(instance, "lower_bound", problem).lower_bound
+        # ... and the in-place bounds never exceed them.
+        assert row[f"{problem}_lower_bound_inplace"] == lower_bound(instance, problem)
+        assert row[f"{problem}_lower_bound_inplace"] <= row[f"{problem}_lower_bound"]
     assert row["offsets_lower_bound"] <= row["shared_objects_lower_bound"] <= row["naive_bytes"]
     assert 1 <= row["mean_live_count"] <= row["peak_live_count"] <= row["tensors"]
     assert 0 < row["overlap_density"] <= 1 and 0 < row["largest_tensor_share"] <= 1
