@@ -3,7 +3,9 @@
 Convolutional networks are written here as plain ``torch.nn`` modules that follow torchvision's
 reference architectures layer for layer (``torchvision.models.mobilenet_v2``, ``mobilenet_v1``
 as in Howard et al. 2017, ``resnet50``'s bottleneck v1.5): torchvision has no CPU build here,
-and the layer structure, not the weights, is what memory planning needs. Transformers come from
+and the layer structure, not the weights, is what memory planning needs. DeepLab v3
+(MobileNetV2, 257×257) follows the committed TFLite DeepLab instead (see
+:func:`_deeplab_v3_module`). Transformers come from
 ``transformers`` configs (``GPT2Config()``, ``BertConfig()``: GPT-2 small and BERT-base) with
 randomly initialised weights; nothing touches a model hub.
 
@@ -161,6 +163,81 @@ def _resnet50_module(num_classes: int = 1000):
     return ResNet50()
 
 
+def _deeplab_v3_module(num_classes: int = 21, output_stride: int = 8):
+    """DeepLab v3 on a MobileNetV2 backbone, the mobile configuration of TFLite's
+    ``deeplabv3_257_mv_gpu`` (as rebuilt in :mod:`optplan.importers.keras`).
+
+    Chen et al. 2017 ("Rethinking Atrous Convolution") with Sandler et al. 2018 §6.3:
+
+    * backbone: MobileNetV2 (width 1.0) without its last 1×1 convolution to 1280 channels;
+      once the stride reaches ``output_stride`` (8 or 16) later strides become dilation, as in
+      DeepLab's ``mobilenet.py``: the block that stops striding keeps the previous rate, the
+      following blocks multiply it by the dropped stride (rates 2 then 4 at output stride 8).
+    * head: the paper's MobileNetV2 head, which drops the three 3×3 atrous ASPP branches
+      (rates 6/12/18 at stride 16): a 1×1 convolution branch and an image-pooling branch
+      (global mean, 1×1 convolution, bilinear resize back), 256 channels each, concatenated in
+      TFLite's order and projected to 256; no dropout (inference graph).
+    * a 1×1 classifier (with bias) to ``num_classes`` PASCAL VOC classes and a bilinear resize
+      to the input size (``align_corners=False``; the choice changes no tensor size).
+
+    Convolutions pad by ``dilation * (kernel - 1) // 2``, so an odd input keeps TFLite's SAME
+    sizes (257 → 129 → 65 → 33). Activations are ReLU6 throughout, as in the TFLite graph.
+    """
+    nn = _nn()
+    functional = nn.functional
+
+    class DilatedInvertedResidual(nn.Module):
+        def __init__(self, cin, cout, stride, expand, dilation):
+            super().__init__()
+            hidden = cin * expand
+            self.use_residual = stride == 1 and cin == cout
+            layers = [] if expand == 1 else [_conv_bn_act(cin, hidden, 1, 1)]
+            layers += [nn.Sequential(nn.Conv2d(hidden, hidden, 3, stride, dilation, dilation,
+                                               groups=hidden, bias=False),
+                                     nn.BatchNorm2d(hidden), nn.ReLU6(inplace=False)),
+                       _conv_bn_act(hidden, cout, 1, 1, activation=None)]
+            self.conv = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return x + self.conv(x) if self.use_residual else self.conv(x)
+
+    class DeepLabV3(nn.Module):
+        def __init__(self):
+            super().__init__()
+            # (expansion, channels, repeats, stride) of MobileNetV2 (Sandler et al., Table 2)
+            settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                        (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+            cin, current_stride, rate = 32, 2, 1
+            layers = [_conv_bn_act(3, cin, 3, 2)]
+            for expand, channels, repeats, stride in settings:
+                for index in range(repeats):
+                    step, block_rate = (stride if index == 0 else 1), rate
+                    if step > 1 and current_stride >= output_stride:
+                        step, rate = 1, rate * stride
+                    else:
+                        current_stride *= step
+                    layers.append(DilatedInvertedResidual(cin, channels, step, expand,
+                                                          block_rate))
+                    cin = channels
+            self.backbone = nn.Sequential(*layers)
+            self.aspp_branch = _conv_bn_act(cin, 256, 1, 1)
+            self.image_pooling = _conv_bn_act(cin, 256, 1, 1)
+            self.projection = _conv_bn_act(512, 256, 1, 1)
+            self.classifier = nn.Conv2d(256, num_classes, 1)
+
+        def forward(self, images):
+            features = self.backbone(images)
+            branch = self.aspp_branch(features)
+            pooled = self.image_pooling(functional.adaptive_avg_pool2d(features, (1, 1)))
+            pooled = functional.interpolate(pooled, size=features.shape[-2:], mode="bilinear",
+                                            align_corners=False)
+            logits = self.classifier(self.projection(torch_module().cat([branch, pooled], 1)))
+            return functional.interpolate(logits, size=images.shape[-2:], mode="bilinear",
+                                          align_corners=False)
+
+    return DeepLabV3()
+
+
 def _with_cross_entropy(classifier):
     """``classifier`` wrapped so that ``forward(images, labels)`` returns the loss."""
     nn = _nn()
@@ -191,6 +268,27 @@ def _image_spec(network: str, factory, size: int = 224, num_classes: int = 1000)
 
     return ModelSpec(network, str(size), inference, training,
                      f"hand-written torch.nn module following torchvision.models.{network}")
+
+
+def _segmentation_spec(network: str, factory, size: int, num_classes: int, source: str
+                       ) -> ModelSpec:
+    """Like :func:`_image_spec` for a dense classifier: training labels are one class per
+    pixel (``cross_entropy`` over the ``(batch, classes, size, size)`` logits). The training
+    step takes a batch of 2 images: batch-norm after global pooling (DeepLab's image-pooling
+    branch) sees one value per channel at batch 1, which training-mode batch-norm rejects."""
+    def inference(seed: int = 0):
+        torch = torch_module()
+        torch.manual_seed(seed)
+        return factory(num_classes).eval(), (torch.randn(1, 3, size, size),)
+
+    def training(seed: int = 0):
+        torch = torch_module()
+        torch.manual_seed(seed)
+        module = _with_cross_entropy(factory(num_classes)).train()
+        return module, (torch.randn(2, 3, size, size),
+                        torch.randint(0, num_classes, (2, size, size)))
+
+    return ModelSpec(network, str(size), inference, training, source)
 
 
 # --- transformers ------------------------------------------------------------------------------
@@ -288,6 +386,10 @@ MODELS = {
     "mobilenet_v1": _image_spec("mobilenet_v1", _mobilenet_v1_module),
     "mobilenet_v2": _image_spec("mobilenet_v2", _mobilenet_v2_module),
     "resnet50": _image_spec("resnet50", _resnet50_module),
+    "deeplab_v3": _segmentation_spec(
+        "deeplab_v3", _deeplab_v3_module, 257, 21,
+        "hand-written torch.nn module: DeepLab v3 (Chen et al. 2017) on MobileNetV2, output "
+        "stride 8, the mobile head (1x1 + image pooling) of TFLite's deeplabv3_257_mv_gpu"),
     "gpt2": _transformer_spec("gpt2", _gpt2_modules, 128, "GPT2Config"),
     "bert_base": _transformer_spec("bert_base", _bert_modules, 128, "BertConfig"),
 }
