@@ -28,6 +28,7 @@ __all__ = [
     "OffsetsSolution",
     "Solution",
     "round_up",
+    "require_int",
 ]
 
 
@@ -63,7 +64,9 @@ def round_up(value: int, alignment: int) -> int:
 MAX_VALUE = 2**62  # sizes, ops and alignments stay far inside int64 arithmetic
 
 
-def _require_int(value, field_name: str, *, minimum: int | None = None) -> int:
+def require_int(value, field_name: str, *, minimum: int | None = None) -> int:
+    """``value`` as an int, or an InputError naming ``field_name`` (non-integers, booleans,
+    values below ``minimum`` or above 2^62)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputError(f"must be an integer, got {value!r}", field=field_name)
     value = int(value)
@@ -88,9 +91,9 @@ class UsageRecord:
             raise InputError(f"must be a non-empty string, got {self.id!r}", field="id")
         where = f" (tensor {self.id})"
         try:
-            object.__setattr__(self, "first_op", _require_int(self.first_op, "first_op", minimum=0))
-            object.__setattr__(self, "last_op", _require_int(self.last_op, "last_op", minimum=0))
-            object.__setattr__(self, "size", _require_int(self.size, "size", minimum=1))
+            object.__setattr__(self, "first_op", require_int(self.first_op, "first_op", minimum=0))
+            object.__setattr__(self, "last_op", require_int(self.last_op, "last_op", minimum=0))
+            object.__setattr__(self, "size", require_int(self.size, "size", minimum=1))
         except InputError as error:
             raise InputError(error.message + where, field=error.field) from None
         if self.last_op < self.first_op:
@@ -116,7 +119,7 @@ class Instance:
 
     def __post_init__(self):
         object.__setattr__(self, "records", tuple(self.records))
-        object.__setattr__(self, "alignment", _require_int(self.alignment, "alignment", minimum=1))
+        object.__setattr__(self, "alignment", require_int(self.alignment, "alignment", minimum=1))
         seen: set[str] = set()
         for record in self.records:
             if not isinstance(record, UsageRecord):
@@ -127,8 +130,8 @@ class Instance:
             seen.add(record.id)
         pairs = []
         for a, b in self.inplace_pairs:
-            a = _require_int(a, "inplace")
-            b = _require_int(b, "inplace")
+            a = require_int(a, "inplace")
+            b = require_int(b, "inplace")
             if not (0 <= a < len(self.records) and 0 <= b < len(self.records)) or a == b:
                 raise InputError(f"pair ({a}, {b}) does not name two records", field="inplace")
             ra, rb = self.records[a], self.records[b]

@@ -45,7 +45,7 @@ __all__ = [
     "CPSAT_LIMIT", "MILP_LIMIT", "Scaling", "scaling", "check_range", "Budget", "Trajectory",
     "trimmed_lifetimes", "conflict_pairs", "explicit_conflicts", "maximal_profiles",
     "inplace_positional_maximums", "inplace_max_breadth", "shared_objects_bound",
-    "offsets_bound", "can_share", "left_justified_offsets", "greedy_shared_objects",
+    "offsets_bound", "can_share", "cpsat_solver", "left_justified_offsets", "greedy_shared_objects",
     "WarmStart", "warm_start", "warm_start_budget", "time_components", "sub_instance",
     "objective_of", "solver_options", "status_for", "empty_outcome", "PartOutcome",
     "solve_offsets_by_parts", "RepresentativeStructure", "representative_structure",
@@ -152,6 +152,23 @@ class Trajectory:
 
     def as_tuple(self) -> tuple:
         return tuple(self.samples)
+
+
+def cpsat_solver(*, time_limit, workers, seed, solver_params):
+    """A CP-SAT solver with the run's time limit, workers and seed; ``solver_params`` pass
+    straight through to ``solver.parameters`` (an unknown name is an InputError)."""
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    for name, value in (solver_params or {}).items():
+        if not hasattr(solver.parameters, name):
+            raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
+        setattr(solver.parameters, name, value)
+    return solver
 
 
 # --- in-place geometry -----------------------------------------------------------------------

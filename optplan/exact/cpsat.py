@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from optplan.errors import InputError
 from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
-                                   check_range, empty_outcome, explicit_conflicts,
+                                   check_range, cpsat_solver, empty_outcome, explicit_conflicts,
                                    offsets_bound, representative_structure, scaling,
                                    choose_conflict_encoding,
                                    shared_objects_bound, solve_offsets_by_parts, solver_options,
@@ -58,15 +57,8 @@ def _run(model, variables: dict, *, time_limit, workers, seed, solver_params: di
          on_progress=None) -> Run:
     """Solve ``model`` and read back ``variables`` (name -> var) from the best solution."""
     cp_model = _cp_model()
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    for name, value in solver_params.items():
-        if not hasattr(solver.parameters, name):
-            raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
-        setattr(solver.parameters, name, value)
+    solver = cpsat_solver(time_limit=time_limit, workers=workers, seed=seed,
+                          solver_params=solver_params)
 
     class Progress(cp_model.CpSolverSolutionCallback):
         def on_solution_callback(self):

@@ -82,5 +82,5 @@ def _stacked(strategy):
 
 for _strategy in (shared.naive, shared.equality, shared.greedy_in_order, shared.greedy_best,
                   shared.min_cost_flow):
-    register(_strategy.__name__, _OC, reference=f"TFLite tensorflow/lite/delegates/gpu/common/memory_management.cc "
-             "(ObjectsToOffsets)")(_stacked(_strategy))
+    register(_strategy.__name__, _OC, reference="TFLite tensorflow/lite/delegates/gpu/common/"
+             "memory_management.cc (ObjectsToOffsets)")(_stacked(_strategy))

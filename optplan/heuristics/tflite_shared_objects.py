@@ -231,7 +231,7 @@ def _highest_priority(unassigned, position, best_distance, sizes) -> int:
     return int(candidates[0])
 
 
-@register("greedy_best", _SO, reference=f"TFLite tensorflow/lite/delegates/gpu/common/memory_management.cc (BestGreedy)")
+@register("greedy_best", _SO, reference="TFLite tensorflow/lite/delegates/gpu/common/memory_management.cc (BestGreedy)")
 def greedy_best(instance: Instance) -> SharedObjectsSolution:
     """Greedy by size, replaced by greedy by breadth when that is strictly smaller."""
     by_size = greedy_by_size(instance)

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optplan.errors import InputError, OptplanError
+from optplan.errors import OptplanError
+from optplan.exact._common import cpsat_solver
 from optplan.model import Problem
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.flexnn import pin_all, plan_from_decisions
@@ -221,15 +222,8 @@ def earliest_start(instance: PreloadInstance, choose: dict, index: int):
 
 def _solve(built: CpsatModel, *, time_limit, workers, seed, solver_params, on_progress):
     cp_model = _cp_model()
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    for name, value in (solver_params or {}).items():
-        if not hasattr(solver.parameters, name):
-            raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
-        setattr(solver.parameters, name, value)
+    solver = cpsat_solver(time_limit=time_limit, workers=workers, seed=seed,
+                          solver_params=solver_params)
 
     class Progress(cp_model.CpSolverSolutionCallback):
         def on_solution_callback(self):

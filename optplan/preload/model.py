@@ -10,24 +10,15 @@ offset. Timing and validity live in :mod:`optplan.preload.simulate`.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from optplan.errors import InputError
+from optplan.model import require_int
 
 __all__ = ["KINDS", "Layer", "PreloadTensor", "PreloadInstance", "PlanEntry", "PreloadPlan"]
 
 KINDS = ("activation", "scratch", "weight")
-
-
-def _integer(value, field_name: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InputError(f"must be an integer, got {value!r}", field=field_name)
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise InputError(f"must be >= {minimum}, got {value}", field=field_name)
-    return value
 
 
 @dataclass(frozen=True)
@@ -41,7 +32,7 @@ class Layer:
         if not isinstance(self.name, str):
             raise InputError(f"must be a string, got {self.name!r}", field="layers.name")
         object.__setattr__(self, "compute_us",
-                           _integer(self.compute_us, f"layers.compute_us ({self.name})",
+                           require_int(self.compute_us, f"layers.compute_us ({self.name})",
                                     minimum=0))
 
 
@@ -65,7 +56,7 @@ class PreloadTensor:
                              field="tensors.kind")
         for name, minimum in (("size", 1), ("first_op", 0), ("last_op", 0), ("load_us", 0)):
             try:
-                value = _integer(getattr(self, name), f"tensors.{name}", minimum=minimum)
+                value = require_int(getattr(self, name), f"tensors.{name}", minimum=minimum)
             except InputError as error:
                 raise InputError(error.message + where, field=error.field) from None
             object.__setattr__(self, name, value)
@@ -124,9 +115,9 @@ class PreloadInstance:
                                  f"{len(self.layers)}) (tensor {tensor.id})",
                                  field="tensors.last_op")
         if self.window is not None:
-            object.__setattr__(self, "window", _integer(self.window, "window", minimum=0))
+            object.__setattr__(self, "window", require_int(self.window, "window", minimum=0))
         if self.budget is not None:
-            object.__setattr__(self, "budget", _integer(self.budget, "budget", minimum=0))
+            object.__setattr__(self, "budget", require_int(self.budget, "budget", minimum=0))
 
     # Cheap derived views.
 
