@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: install run test bench clean
+.PHONY: install run test paper clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,15 @@ run: install
 
 test: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
+
+# Tables, figures and macros from the committed results in paper/results/; the PDF when a LaTeX
+# toolchain is present (Debian: texlive-latex-extra and friends, see paper/README.md).
+paper: install
+	$(PY) paper/build.py
+	@if command -v pdflatex >/dev/null 2>&1; then \
+	  cd paper && pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null && \
+	  pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null && echo "wrote paper/main.pdf"; \
+	else echo "pdflatex not found: paper/generated/ regenerated, PDF skipped"; fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

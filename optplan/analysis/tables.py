@@ -96,7 +96,7 @@ def render_latex(table: pd.DataFrame, methods, caption: str, label: str) -> str:
     header = ["instance", "unit", "LB", *methods, "optimum"]
     lines = [r"\begin{table*}[t]", r"\centering", r"\scriptsize",
              rf"\caption{{{_latex_escape(caption)} Gap to the proven optimum in "
-             r"parentheses ($\geq$: to the best proven bound).}}", rf"\label{{{label}}}",
+             r"parentheses ($\geq$: to the best proven bound).}", rf"\label{{{label}}}",
              r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
              r"\toprule", " & ".join(_latex_escape(h) for h in header) + r" \\", r"\midrule"]
     for cells in _cells(table, methods, percent="%"):

@@ -115,7 +115,19 @@ def machine() -> dict[str, object]:
             "usable_cores": usable, "memory_bytes": _memory_bytes(),
             "os": platform.platform(), "python": sys.version.split()[0],
             "python_implementation": platform.python_implementation(),
-            "executable": sys.executable}
+            "executable": _portable_executable()}
+
+
+def _portable_executable() -> str:
+    """The interpreter, relative to the repository when it lives inside it (``.venv/...``):
+    results get committed, and absolute machine paths do not belong in them."""
+    from optplan.experiments.grid import repo_root
+
+    executable = Path(sys.executable)
+    try:
+        return str(executable.relative_to(repo_root()))
+    except ValueError:
+        return executable.name
 
 
 def provenance() -> dict[str, object]:
