@@ -80,7 +80,7 @@ def solve_time_figure(results: pd.DataFrame):
     """Exact methods: wall time vs tensors (log–log); filled = proven optimal, hollow = not."""
     apply_style()
     rows = results[(results["kind"] == "exact") & results["wall_time_s"].notna()]
-    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 2.6))
+    figure, axis = plt.subplots(figsize=(_WIDTH * 0.7, 2.6))
     for index, ((method, problem), group) in enumerate(rows.groupby(["method", "problem"])):
         proven = group["status"] == "OPTIMAL"
         colour = colour_for(index)
@@ -93,18 +93,24 @@ def solve_time_figure(results: pd.DataFrame):
     axis.set_yscale("log")
     axis.set_xlabel("tensors")
     axis.set_ylabel("wall time (s)")
-    if len(rows):
-        axis.legend(frameon=False, loc="upper left")
+    if len(rows):  # outside the axes, so it hides no point
+        axis.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return figure
 
 
 def anytime_figure(results: pd.DataFrame, instances):
-    """Incumbent (solid) and bound (dashed) over time, relative to the lower bound."""
+    """Incumbent (solid) and bound (dashed) over time, relative to the lower bound; one colour
+    per exact method and problem, one legend for the figure."""
+    from matplotlib.ticker import NullFormatter
+
     apply_style()
     figure, axes = plt.subplots(1, max(1, len(instances)), figsize=(_WIDTH, 2.4), squeeze=False)
+    rows = results[results["kind"] == "exact"]
+    series = sorted({(m, p) for m, p in zip(rows["method"], rows["problem"])})
+    colours = {key: colour_for(index) for index, key in enumerate(series)}
+    handles = {}
     for axis, instance in zip(axes[0], instances):
-        rows = results[(results["instance"] == instance) & (results["kind"] == "exact")]
-        for index, (_, row) in enumerate(rows.iterrows()):
+        for _, row in rows[rows["instance"] == instance].iterrows():
             samples = [s for s in (row["trajectory"] or []) if s[0] is not None]
             if not samples:
                 continue
@@ -112,14 +118,19 @@ def anytime_figure(results: pd.DataFrame, instances):
             base = float(row["lower_bound"]) or 1.0
             incumbents = [np.nan if s[1] is None else s[1] / base for s in samples]
             bounds = [np.nan if s[2] is None else s[2] / base for s in samples]
-            colour = colour_for(index)
-            axis.step(times, incumbents, where="post", color=colour, label=row["method"])
-            axis.step(times, bounds, where="post", color=colour, linestyle="--")
+            key = (row["method"], row["problem"])
+            line, = axis.step(times, incumbents, where="post", color=colours[key])
+            axis.step(times, bounds, where="post", color=colours[key], linestyle="--")
+            handles[f"{key[0]} ({key[1].replace('_', ' ')})"] = line
         axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short spans
         axis.set_title(str(instance))
         axis.set_xlabel("time (s)")
-        axis.legend(frameon=False)
     axes[0][0].set_ylabel("objective / lower bound")
+    if handles:
+        figure.legend(handles.values(), handles.keys(), frameon=False, loc="upper center",
+                      ncol=min(4, len(handles)), bbox_to_anchor=(0.5, -0.02))
+    figure.subplots_adjust(wspace=0.4)
     return figure
 
 
