@@ -45,7 +45,7 @@ __all__ = [
     "CPSAT_LIMIT", "MILP_LIMIT", "Scaling", "scaling", "check_range", "Budget", "Trajectory",
     "trimmed_lifetimes", "conflict_pairs", "explicit_conflicts", "maximal_profiles",
     "inplace_positional_maximums", "inplace_max_breadth", "shared_objects_bound",
-    "offsets_bound", "can_share", "cpsat_solver", "left_justified_offsets", "greedy_shared_objects",
+    "offsets_bound", "can_share", "cpsat_solver", "begin_shared_objects", "left_justified_offsets", "greedy_shared_objects",
     "WarmStart", "warm_start", "warm_start_budget", "time_components", "sub_instance",
     "objective_of", "solver_options", "status_for", "empty_outcome", "PartOutcome",
     "solve_offsets_by_parts", "RepresentativeStructure", "representative_structure",
@@ -597,3 +597,45 @@ def choose_conflict_encoding(instance: Instance, conflicts: str, *, no_overlap: 
     profiles = maximal_profiles(trimmed_lifetimes(instance))
     estimate = sum(len(profile) for profile in profiles) * len(instance) // 2
     return "no_overlap" if no_overlap and estimate > CLIQUE_TERMS_LIMIT else "cliques"
+
+
+@dataclass
+class SharedObjectsStart:
+    """Everything a shared-objects exact method has before it builds its model; ``done`` is
+    its answer when no model is needed (an empty instance, or a warm start at the bound)."""
+
+    done: SolverOutcome | None
+    budget: Budget
+    flags: dict
+    scale: Scaling | None = None
+    trajectory: Trajectory | None = None
+    start: "WarmStart | None" = None
+    bound: int = 0
+    info: dict = field(default_factory=dict)
+
+
+def begin_shared_objects(instance: Instance, *, solver: str, version: str, value_limit: int,
+                         solver_label: str, time_limit, workers, seed, default_workers: int,
+                         use_heuristics: bool, stop_at_bound: bool) -> SharedObjectsStart:
+    """The steps every shared-objects formulation takes first: flags, scaling and its range
+    check, the warm start, the combinatorial bound, and the early stop when they meet."""
+    budget = Budget(time_limit)
+    flags = solver_options(time_limit, workers, seed, default_workers)
+    if len(instance) == 0:
+        return SharedObjectsStart(empty_outcome(Problem.SHARED_OBJECTS, solver, version, flags),
+                                  budget, flags)
+    scale = scaling(instance, Problem.SHARED_OBJECTS)
+    check_range(instance, scale, value_limit, solver_label)
+    trajectory = Trajectory(budget)
+    start = warm_start(instance, Problem.SHARED_OBJECTS, use_heuristics=use_heuristics,
+                       time_budget=warm_start_budget(time_limit))
+    bound = shared_objects_bound(instance)
+    trajectory.record(start.objective, bound)
+    info = flags | {"warm_start": start.method, "warm_start_objective": start.objective,
+                    "warm_start_time": round(budget.elapsed(), 6), "combinatorial_bound": bound}
+    done = None
+    if stop_at_bound and start.objective <= bound:
+        info["proof"] = "warm start meets the combinatorial bound"
+        done = SolverOutcome(Status.OPTIMAL, start.solution, bound, solver, version,
+                             trajectory.as_tuple(), info)
+    return SharedObjectsStart(done, budget, flags, scale, trajectory, start, bound, info)

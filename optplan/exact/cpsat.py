@@ -13,12 +13,10 @@ import math
 from dataclasses import dataclass, field
 
 from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
-                                   check_range, cpsat_solver, empty_outcome, explicit_conflicts,
-                                   offsets_bound, representative_structure, scaling,
-                                   choose_conflict_encoding,
-                                   shared_objects_bound, solve_offsets_by_parts, solver_options,
-                                   status_for, trimmed_lifetimes, warm_start,
-                                   warm_start_budget)
+                                   begin_shared_objects, check_range, choose_conflict_encoding,
+                                   cpsat_solver, empty_outcome, explicit_conflicts, offsets_bound,
+                                   representative_structure, scaling, solve_offsets_by_parts,
+                                   solver_options, status_for, trimmed_lifetimes)
 from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -206,23 +204,15 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
     **solver_params
         Set on ``solver.parameters`` as given.
     """
-    budget = Budget(time_limit)
-    flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
-    if len(instance) == 0:
-        return empty_outcome(Problem.SHARED_OBJECTS, SOLVER, _version(), flags)
-    scale = scaling(instance, Problem.SHARED_OBJECTS)
-    check_range(instance, scale, CPSAT_LIMIT, "CP-SAT")
-    trajectory = Trajectory(budget)
-    start = warm_start(instance, Problem.SHARED_OBJECTS, use_heuristics=use_heuristics,
-                       time_budget=warm_start_budget(time_limit))
-    bound = shared_objects_bound(instance)
-    trajectory.record(start.objective, bound)
-    info = flags | {"warm_start": start.method, "warm_start_objective": start.objective,
-                    "warm_start_time": round(budget.elapsed(), 6), "combinatorial_bound": bound}
-    if stop_at_bound and start.objective <= bound:
-        info["proof"] = "warm start meets the combinatorial bound"
-        return SolverOutcome(Status.OPTIMAL, start.solution, bound, SOLVER, _version(),
-                             trajectory.as_tuple(), info)
+    begun = begin_shared_objects(instance, solver=SOLVER, version=_version(),
+                                 value_limit=CPSAT_LIMIT, solver_label="CP-SAT",
+                                 time_limit=time_limit, workers=workers, seed=seed,
+                                 default_workers=DEFAULT_WORKERS,
+                                 use_heuristics=use_heuristics, stop_at_bound=stop_at_bound)
+    if begun.done is not None:
+        return begun.done
+    budget, flags, scale, trajectory = begun.budget, begun.flags, begun.scale, begun.trajectory
+    start, bound, info = begun.start, begun.bound, begun.info
 
     built = build_shared_objects_model(instance, scale, lower=bound // scale.unit,
                                        upper=start.objective // scale.unit,

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 
 from optplan.errors import InputError
 from optplan.exact._common import (MILP_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
-                                   check_range, choose_conflict_encoding, conflict_pairs,
-                                   empty_outcome, maximal_profiles, offsets_bound,
-                                   representative_structure, scaling, shared_objects_bound,
-                                   solve_offsets_by_parts, solver_options, status_for,
-                                   trimmed_lifetimes, warm_start, warm_start_budget)
+                                   begin_shared_objects, check_range, choose_conflict_encoding,
+                                   conflict_pairs, empty_outcome, maximal_profiles, offsets_bound,
+                                   representative_structure, scaling, solve_offsets_by_parts,
+                                   solver_options, status_for, trimmed_lifetimes)
 from optplan.exact.cpsat import _identical_groups, _mirror_allowed, _oriented_hint
 from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, round_up
 from optplan.registry import register
@@ -286,23 +285,15 @@ def _ceil_bound(bound: float | None) -> int | None:
 def _shared_objects(backend: str, instance: Instance, *, time_limit, workers, seed,
                     use_heuristics, stop_at_bound, conflicts, positional_cuts, export_path,
                     params) -> SolverOutcome:
-    budget = Budget(time_limit)
-    flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
-    if len(instance) == 0:
-        return empty_outcome(Problem.SHARED_OBJECTS, backend, "", flags)
-    scale = scaling(instance, Problem.SHARED_OBJECTS)
-    check_range(instance, scale, MILP_LIMIT, "the MILP solvers")
-    trajectory = Trajectory(budget)
-    start = warm_start(instance, Problem.SHARED_OBJECTS, use_heuristics=use_heuristics,
-                       time_budget=warm_start_budget(time_limit))
-    bound = shared_objects_bound(instance)
-    trajectory.record(start.objective, bound)
-    info = flags | {"warm_start": start.method, "warm_start_objective": start.objective,
-                    "warm_start_time": round(budget.elapsed(), 6), "combinatorial_bound": bound}
-    if stop_at_bound and start.objective <= bound:
-        info["proof"] = "warm start meets the combinatorial bound"
-        return SolverOutcome(Status.OPTIMAL, start.solution, bound, backend, "",
-                             trajectory.as_tuple(), info)
+    begun = begin_shared_objects(instance, solver=backend, version="",
+                                 value_limit=MILP_LIMIT, solver_label="the MILP solvers",
+                                 time_limit=time_limit, workers=workers, seed=seed,
+                                 default_workers=DEFAULT_WORKERS,
+                                 use_heuristics=use_heuristics, stop_at_bound=stop_at_bound)
+    if begun.done is not None:
+        return begun.done
+    budget, flags, scale, trajectory = begun.budget, begun.flags, begun.scale, begun.trajectory
+    start, bound, info = begun.start, begun.bound, begun.info
     unit = scale.unit
     encoding = choose_conflict_encoding(instance, conflicts, no_overlap=False)
     terms = _estimated_terms(instance, encoding)
