@@ -7,7 +7,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["PALETTE", "apply_style", "colour_for", "save_figure", "plt"]
+__all__ = ["PALETTE", "LINE_PALETTE", "apply_style", "colour_for", "line_colour",
+           "save_figure", "plt"]
 
 # Okabe & Ito (2008), safe for the common colour-vision deficiencies.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -24,8 +25,18 @@ def apply_style() -> None:
     })
 
 
+# For lines and small markers: the same palette without its yellow, which thin strokes on
+# white paper do not show (fills, such as the layout rectangles, keep it).
+LINE_PALETTE = [colour for colour in PALETTE if colour != "#F0E442"]
+
+
 def colour_for(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def line_colour(index: int) -> str:
+    """The ``index``-th colour for a line or marker series."""
+    return LINE_PALETTE[index % len(LINE_PALETTE)]
 
 
 def save_figure(figure, out_dir, stem: str) -> list[str]:

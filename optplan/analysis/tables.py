@@ -2,7 +2,12 @@
 
 One row per instance, one column per heuristic (its objective and its gap to the optimum, or
 to the best proven bound when no optimum is known — then marked with ``≥``), plus the
-combinatorial lower bound and the optimum.
+combinatorial lower bound and the optimum. Where no solver proved the optimum, the optimum
+column shows the best proven bound marked with a dagger (†) and a footnote says so: never a
+value that looks like an optimum. Rows may be grouped in titled blocks and relabelled.
+
+:func:`preload_table` is the preload counterpart: per network and budget, each method's
+latency next to the proven optimum (or the best bound, marked likewise).
 """
 
 from __future__ import annotations
@@ -13,14 +18,27 @@ import pandas as pd
 
 from optplan.analysis.load import optimum_table
 
-__all__ = ["strategy_table", "render_markdown", "render_latex", "UNITS"]
+__all__ = ["strategy_table", "render_markdown", "render_latex", "preload_table",
+           "render_preload_markdown", "UNITS", "UNPROVEN_NOTE"]
 
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20}
+UNPROVEN_NOTE = ("no optimum proven within the time limit: the best proven lower bound is "
+                 "shown, and gaps (≥) are to that bound")
 
 
-def strategy_table(results: pd.DataFrame, problem: str, methods=None) -> pd.DataFrame:
+def strategy_table(results: pd.DataFrame, problem: str, methods=None, *,
+                   inplace: bool = False, instances=None) -> pd.DataFrame:
     """Long → wide: per instance, each heuristic's objective (median over repetitions/seeds)
-    and its gap to the optimum (``gap:<method>``), the lower bound and the optimum."""
+    and its gap to the optimum (``gap:<method>``), the lower bound and the optimum.
+
+    ``inplace`` picks the rows of the plain problem (default) or of its in-place variant;
+    ``instances`` keeps only those instances (in the table's sorted order)."""
+    if "inplace" in results:
+        results = results[results["inplace"].fillna(False).astype(bool) == inplace]
+    elif inplace:
+        results = results.iloc[:0]
+    if instances is not None:
+        results = results[results["instance"].isin(list(instances))]
     rows = results[(results["problem"] == problem) & (results["kind"] == "heuristic")
                    & (results["valid"] == True)]  # noqa: E712
     optima = optimum_table(results[results["problem"] == problem]).set_index("instance")
@@ -61,45 +79,165 @@ def _fmt(value, unit: str) -> str:
     return f"{scaled:.0f}" if unit == "B" else f"{scaled:.3f}"
 
 
-def _cells(table: pd.DataFrame, methods, percent: str = "%"):
+def _percent(gap: float) -> str:
+    """A gap in percent: one decimal below 100 %, whole percents above (they are wide)."""
+    value = 100 * gap
+    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def _cells(table: pd.DataFrame, methods, percent: str = "%", labels=None, unit=None):
+    """Each row's cells; with a fixed ``unit`` there is no unit column."""
+    labels = labels or {}
     for _, row in table.iterrows():
-        unit = _unit(row["lower_bound"])
-        cells = [str(row["instance"]), unit, _fmt(row["lower_bound"], unit)]
+        row_unit = unit or _unit(row["lower_bound"])
+        cells = [labels.get(row["instance"], str(row["instance"]))]
+        cells += [] if unit else [row_unit]
+        cells.append(_fmt(row["lower_bound"], row_unit))
         for method in methods:
             gap = row[f"gap:{method}"]
-            text = _fmt(row[method], unit)
+            text = _fmt(row[method], row_unit)
             if gap is not None and not pd.isna(gap):
-                text += f" ({'' if row['proven'] else '≥'}+{100 * gap:.1f}{percent})"
+                text += f" ({'' if row['proven'] else '≥'}+{_percent(gap)}{percent})"
             cells.append(text)
-        optimum = row["optimum"] if row["proven"] else None
-        cells.append(_fmt(optimum, unit) if optimum is not None else
-                     f"[{_fmt(row['best_bound'], unit)}, …]")
+        cells.append(_fmt(row["optimum"], row_unit) if row["proven"] else
+                     f"≥{_fmt(row['best_bound'], row_unit)}†")
         yield cells
 
 
-def render_markdown(table: pd.DataFrame, methods, title: str) -> str:
+def _blocks(table: pd.DataFrame, groups):
+    """``[(title, rows)]``: the table in the given titled blocks (empty ones dropped), or one
+    untitled block."""
+    if not groups:
+        return [("", table)]
+    blocks = []
+    for title, names in groups:
+        rows = table[table["instance"].isin(list(names))]
+        if len(rows):
+            blocks.append((title, rows))
+    return blocks
+
+
+def render_markdown(table: pd.DataFrame, methods, title: str, *, groups=None,
+                    labels=None) -> str:
+    """A Markdown table; ``groups`` = ``[(title, instance names)]`` splits it into blocks,
+    ``labels`` maps instance names to the names shown."""
     header = ["instance", "unit", "lower bound", *methods, "optimum"]
     lines = [f"**{title}** (gap to the proven optimum in parentheses, "
              "≥ marks a gap to the best proven bound where no optimum is known)", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in _cells(table, methods)]
+    for block_title, rows in _blocks(table, groups):
+        if block_title:
+            lines.append(f"| *{block_title}* |" + " |" * (len(header) - 1))
+        lines += ["| " + " | ".join(cells) + " |" for cells in _cells(rows, methods,
+                                                                      labels=labels)]
+    if not table["proven"].all():
+        lines += ["", f"† {UNPROVEN_NOTE}."]
     return "\n".join(lines) + "\n"
 
 
 def _latex_escape(text: str) -> str:
     return (text.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%")
             .replace("&", r"\&").replace("#", r"\#").replace("≥", r"$\geq$")
-            .replace("–", "--").replace("…", r"\dots"))
+            .replace("–", "--").replace("…", r"\dots").replace("†", r"$^\dagger$"))
 
 
-def render_latex(table: pd.DataFrame, methods, caption: str, label: str) -> str:
-    header = ["instance", "unit", "LB", *methods, "optimum"]
-    lines = [r"\begin{table*}[t]", r"\centering", r"\scriptsize",
-             rf"\caption{{{_latex_escape(caption)} Gap to the proven optimum in "
+def render_latex(table: pd.DataFrame, methods, caption: str, label: str, *, groups=None,
+                 labels=None, header_labels=None, unit: str | None = None) -> str:
+    """A ``table*`` (booktabs) that shrinks to the text width only when wider than it;
+    ``groups`` and ``labels`` as in :func:`render_markdown`, ``header_labels`` maps method
+    names to column heads (a newline in one breaks it over two lines); ``unit`` (a key of
+    :data:`UNITS`) prints every size in that unit, named in the caption, instead of a unit
+    per row."""
+    header_labels = header_labels or {}
+    heads = ["instance", *([] if unit else ["unit"]), "LB", *methods, "optimum"]
+    head_cells = []
+    for head in heads:
+        text = header_labels.get(head, head)
+        parts = [_latex_escape(part) for part in text.split("\n")]
+        head_cells.append(parts[0] if len(parts) == 1 else
+                          r"\begin{tabular}[b]{@{}c@{}}" + r"\\".join(parts) + r"\end{tabular}")
+    columns = len(heads)
+    lines = [r"\begin{table*}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2pt}",
+             rf"\caption{{{_latex_escape(caption)} "
+             + (f"Sizes in {unit}; gap" if unit else "Gap") + r" to the proven optimum in "
              r"parentheses ($\geq$: to the best proven bound).}", rf"\label{{{label}}}",
-             r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
-             r"\toprule", " & ".join(_latex_escape(h) for h in header) + r" \\", r"\midrule"]
-    for cells in _cells(table, methods, percent="%"):
-        lines.append(" & ".join(_latex_escape(c) for c in cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table*}"]
+             r"\begin{adjustbox}{max width=\textwidth}",
+             r"\begin{tabular}{l" + "r" * (columns - 1) + "}",
+             r"\toprule", " & ".join(head_cells) + r" \\"]
+    for block_title, rows in _blocks(table, groups):
+        lines.append(r"\midrule")
+        if block_title:
+            lines.append(rf"\multicolumn{{{columns}}}{{l}}{{\emph{{{_latex_escape(block_title)}}}}}"
+                         r" \\")
+        for cells in _cells(rows, methods, percent="%", labels=labels, unit=unit):
+            lines.append(" & ".join(_latex_escape(c) for c in cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{adjustbox}"]
+    if not table["proven"].all():
+        lines += [r"\par\smallskip", rf"$^\dagger$\,{_latex_escape(UNPROVEN_NOTE)}."]
+    lines.append(r"\end{table*}")
+    return "\n".join(lines) + "\n"
+
+
+_PRELOAD_METHODS = ("flexnn", "no_preload")
+
+
+def preload_table(results: pd.DataFrame, exact: str = "cpsat") -> pd.DataFrame:
+    """Per (instance, budget) of the preload rows: the unlimited-memory latency bound, each
+    heuristic's latency and gap to the optimum (``gap:<method>``), and ``exact``'s result:
+    ``optimum`` when proven, else ``best_bound`` (with ``proven`` False)."""
+    rows = results[(results["problem"] == "preload")] if len(results) else results
+    records = []
+    if rows.empty:
+        return pd.DataFrame(records)
+    budgets = pd.to_numeric(rows["budget"], errors="coerce")
+    for (instance, budget), group in rows.assign(budget=budgets).dropna(
+            subset=["budget"]).groupby(["instance", "budget"], sort=True):
+        valid = group[group["valid"] == True]  # noqa: E712
+        solved = group[group["method"] == exact]
+        proven_rows = valid[(valid["method"] == exact) & (valid["status"] == "OPTIMAL")]
+        proven = not proven_rows.empty
+        bound = pd.to_numeric(solved["best_bound"], errors="coerce").max()
+        entry = {"instance": instance, "budget": int(budget),
+                 "lower_bound": int(pd.to_numeric(group["lower_bound"], errors="coerce").max()),
+                 "optimum": int(proven_rows["objective"].min()) if proven else None,
+                 "best_bound": None if pd.isna(bound) else int(bound),
+                 "exact_objective": (int(valid[valid["method"] == exact]["objective"].min())
+                                     if (valid["method"] == exact).any() else None),
+                 "exact_status": solved["status"].iloc[0] if len(solved) else None,
+                 "exact_time_s": (float(solved["wall_time_s"].max()) if len(solved) else None),
+                 "proven": proven}
+        reference = entry["optimum"] if proven else entry["best_bound"]
+        for method in _PRELOAD_METHODS:
+            values = valid[valid["method"] == method]["objective"]
+            value = None if values.empty else int(values.median())
+            entry[method] = value
+            entry[f"gap:{method}"] = (None if value is None or not reference
+                                      else (value - reference) / reference)
+        records.append(entry)
+    return pd.DataFrame(records)
+
+
+def render_preload_markdown(table: pd.DataFrame, title: str) -> str:
+    """The preload table as Markdown: budgets in MiB, latencies in µs."""
+    header = ["instance", "budget", "latency bound", *_PRELOAD_METHODS,
+              "optimum", "exact time (s)"]
+    lines = [f"**{title}** (latency in µs; gap to the optimum in parentheses)", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in table.iterrows():
+        unit = _unit(row["budget"])
+        cells = [str(row["instance"]), f"{_fmt(row['budget'], unit)} {unit}",
+                 str(row["lower_bound"])]
+        for method in _PRELOAD_METHODS:
+            value, gap = row[method], row[f"gap:{method}"]
+            text = "–" if value is None or pd.isna(value) else str(int(value))
+            if gap is not None and not pd.isna(gap):
+                text += f" ({'' if row['proven'] else '≥'}+{100 * gap:.1f}%)"
+            cells.append(text)
+        cells.append(str(int(row["optimum"])) if row["proven"] else
+                     f"≥{row['best_bound']}†")
+        time_text = row["exact_time_s"]
+        cells.append("–" if time_text is None or pd.isna(time_text) else f"{time_text:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(table) and not table["proven"].all():
+        lines += ["", f"† {UNPROVEN_NOTE}."]
     return "\n".join(lines) + "\n"

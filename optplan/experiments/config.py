@@ -18,6 +18,12 @@ schema follows benchopt's idea of one file per benchmark grid, written in TOML::
     grace = 10.0
     heuristic_limit = 600.0               # stands in for the limit of a method that has none
 
+    [preload]                             # budget sweep of the preload problem (optional)
+    budgets = 8                           # 8 budgets evenly spaced from each instance's
+                                          # minimum feasible budget to its no-pressure budget,
+                                          # or an explicit list in bytes: [6000000, 8000000]
+    time_limit = 60.0                     # seconds for each of those two CP-SAT solves
+
     [[instances]]
     path = "data/examples/*.json"         # globs, relative to the config file or the repo root;
                                           # "${shared}/..." is $OPTPLAN_SHARED or <repo>/../shared
@@ -29,6 +35,7 @@ schema follows benchopt's idea of one file per benchmark grid, written in TOML::
     tensors = [100, 1000]
     seed = [0, 1]
     alignment = 64                        # any entry: override the instances' alignment
+    inplace = [false, true]               # any entry: override the top-level inplace
 
     [[methods]]
     name = "cpsat"
@@ -40,6 +47,15 @@ schema follows benchopt's idea of one file per benchmark grid, written in TOML::
     kind = "heuristic"                    # every built-in method of a kind ...
     input = "records"                     # ... that needs only usage records (the default)
     exclude = ["naive"]
+
+Preload instances (``optplan.preload`` JSON: ``layers`` and ``tensors``) go with the
+``preload`` problem only, usage-record instances with the others. Without a ``[preload]``
+table a preload job runs at the budget its instance file states; with one, every preload job
+carries one budget of the sweep (part of its ``job_id``, recorded in the row's ``budget``).
+The two endpoints of a counted sweep come from :func:`optplan.preload.pareto.minimum_budget`
+and :func:`~optplan.preload.pareto.no_pressure_budget` (CP-SAT, ``time_limit`` each, the
+config's ``workers`` and first seed); a run directory freezes them in
+``preload_budgets.json`` so that a resumed run sweeps the same budgets.
 
 Strings stand for short entries: ``instances = ["data/x.json", "mobilenet_v2"]`` (a path when
 it has a ``/``, a glob character or a file suffix, else a catalogue name) and
@@ -60,8 +76,8 @@ from pathlib import Path
 from optplan.errors import InputError
 from optplan.model import Problem
 
-__all__ = ["ExperimentConfig", "InstanceSpec", "MethodSpec", "WatchdogSettings", "load_config",
-           "parse_config"]
+__all__ = ["ExperimentConfig", "InstanceSpec", "MethodSpec", "PreloadSweep", "WatchdogSettings",
+           "load_config", "parse_config"]
 
 _GLOB_CHARACTERS = set("*?[")
 _METHOD_KINDS = ("heuristic", "exact", "bound")
@@ -85,6 +101,21 @@ class WatchdogSettings:
 
 
 @dataclass(frozen=True)
+class PreloadSweep:
+    """The ``[preload]`` table: the budgets every preload job of the grid runs at.
+
+    Exactly one of ``count`` (that many budgets evenly spaced from the instance's minimum
+    feasible budget to its no-pressure budget, both included) and ``budgets`` (explicit
+    budgets in bytes, the same for every instance) is set. ``time_limit`` bounds each of the
+    two endpoint solves of a counted sweep.
+    """
+
+    count: int | None = None
+    budgets: tuple[int, ...] = ()
+    time_limit: float = 60.0
+
+
+@dataclass(frozen=True)
 class InstanceSpec:
     """One ``[[instances]]`` entry as written (resolved to files by the grid)."""
 
@@ -96,6 +127,7 @@ class InstanceSpec:
     seeds: tuple[int, ...] = (0,)
     alignment: int | None = None
     optional: bool = False
+    inplace: tuple[bool, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +167,7 @@ class ExperimentConfig:
     inplace: tuple[bool, ...]
     plugins: tuple[str, ...]
     watchdog: WatchdogSettings
+    preload: PreloadSweep | None = None
 
     def error(self, message: str, key: str) -> InputError:
         return InputError(message, file=str(self.path), field=key)
@@ -301,6 +334,7 @@ def parse_config(text: str, path: str | Path) -> ExperimentConfig:
     inplace = top.booleans("inplace", [False])
     plugins = top.strings("plugins", allow_empty=True) or ()
     watchdog = _watchdog(top.table("watchdog"))
+    preload = _preload(top.table("preload")) if top.has("preload") else None
     instances = _entries(top, "instances", _instance_spec)
     methods = _entries(top, "methods", _method_spec)
     top.finish()
@@ -308,7 +342,21 @@ def parse_config(text: str, path: str | Path) -> ExperimentConfig:
                             problems=problems, instances=instances, methods=methods,
                             time_limits=time_limits, seeds=seeds, workers=workers,
                             repetitions=repetitions, inplace=inplace, plugins=plugins,
-                            watchdog=watchdog)
+                            watchdog=watchdog, preload=preload)
+
+
+def _preload(table: _Table) -> PreloadSweep:
+    value = table.get("budgets")
+    if value is None:
+        raise table.error("budgets", "missing (a count such as 8, or a list of budgets in bytes)")
+    time_limit = table.number("time_limit", PreloadSweep.time_limit)
+    if isinstance(value, list):
+        budgets = tuple(sorted(set(table.integers("budgets", minimum=1))))
+        sweep = PreloadSweep(budgets=budgets, time_limit=time_limit)
+    else:
+        sweep = PreloadSweep(count=table.integer("budgets", minimum=2), time_limit=time_limit)
+    table.finish()
+    return sweep
 
 
 def _watchdog(table: _Table) -> WatchdogSettings:
@@ -365,13 +413,14 @@ def _instance_spec(table: _Table) -> InstanceSpec:
             raise table.error("tensors", "missing (the number of tensors to generate)")
         seeds = table.integers("seed", [0])
     alignment = table.integer("alignment", minimum=1)
+    inplace = table.booleans("inplace")
     optional = table.get("optional", False)
     if not isinstance(optional, bool):
         raise table.error("optional", f"must be true or false, got {optional!r}")
     table.finish()
     return InstanceSpec(where=table.where, paths=tuple(paths), names=tuple(names),
                         generator=generator, tensors=tensors, seeds=seeds, alignment=alignment,
-                        optional=optional)
+                        optional=optional, inplace=inplace)
 
 
 def _method_spec(table: _Table) -> MethodSpec:

@@ -2,12 +2,15 @@
 
 The grid is instances × problems × methods × parameter sweeps × time limits × seeds ×
 in-place settings × repetitions, in config order (benchopt's datasets × solvers ×
-parameters). Everything that can be wrong with a config is found here, before any job starts:
+parameters); preload instances pair with the preload problem only (× the budgets of the
+``[preload]`` sweep, :mod:`optplan.experiments.budgets`), usage-record instances with the
+others. Everything that can be wrong with a config is found here, before any job starts:
 unknown methods, parameters a method does not take, instances that do not exist.
 
 A job's ``job_id`` is the first 16 hex digits of the SHA-256 of its parameters in canonical
 JSON: the instance's identity (its repo-relative path and content digest, or its generator
-spec), problem, method, parameters, time limit, seed, workers, in-place flag and repetition.
+spec), problem, method, parameters, time limit, seed, workers, in-place flag, repetition and,
+for a preload job of a sweep, its budget.
 The same config therefore gives the same ids on any machine, which is what resume and merge
 rely on. Watchdog settings and plugins are not part of the identity.
 """
@@ -27,9 +30,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from optplan.errors import UnknownMethodError
+from optplan.errors import InputError, UnknownMethodError
+from optplan.experiments.budgets import BudgetCache, sweep_budgets
 from optplan.experiments.config import ExperimentConfig, InstanceSpec, MethodSpec
-from optplan.model import Instance, Problem
+from optplan.model import Problem
 from optplan.registry import MethodInfo, get_method, methods
 
 __all__ = ["InstanceRef", "Job", "Plan", "expand", "repo_root", "shared_root", "resolve_plugins",
@@ -60,7 +64,10 @@ class InstanceRef:
 
     ``key`` is a repo-relative path (``data/examples/x.json``), a path under the shared folder
     written with ``${shared}``, or ``generator:<kind>:<tensors>:<seed>``; ``digest`` is the
-    file's SHA-256 prefix, so an edited file gives new job ids.
+    file's SHA-256 prefix, so an edited file gives new job ids. ``preload`` marks a preload
+    instance file (:mod:`optplan.preload.formats`), which only the preload problem takes.
+    ``inplace`` is its ``[[instances]]`` entry's in-place setting (``None``: the config's); an
+    instance listed twice keeps its first entry's.
     """
 
     key: str
@@ -72,9 +79,24 @@ class InstanceRef:
     alignment: int | None = None
     digest: str | None = None
     has_inplace_pairs: bool | None = None
+    preload: bool = False
+    inplace: tuple[bool, ...] | None = field(default=None, compare=False)
 
-    def load(self) -> Instance:
-        """Read (or generate) the instance; the job process calls this."""
+    @property
+    def identity(self) -> str:
+        """``key@digest``: names the instance's content, wherever the file lives."""
+        return f"{self.key}@{self.digest}"
+
+    def takes(self, problem: Problem) -> bool:
+        """Whether ``problem`` applies: preload instances for preload, the others otherwise."""
+        return self.preload == (problem is Problem.PRELOAD)
+
+    def load(self):
+        """Read (or generate) the instance (a preload instance for a preload file); the job
+        process calls this."""
+        if self.preload:
+            from optplan.preload import read_preload_instance
+            return read_preload_instance(self.path)
         if self.generator is not None:
             from optplan.generators import generate
             instance = generate(self.generator, self.num_tensors, seed=self.seed)
@@ -101,14 +123,21 @@ class Job:
     repetition: int = 0
     deadline_s: float = 600.0
     plugins: tuple[str, ...] = ()
+    budget: int | None = None
 
     def identity(self) -> dict:
-        """The parameters that define the job (and nothing about how it is run)."""
-        return {"instance": self.instance.key, "digest": self.instance.digest,
-                "alignment": self.instance.alignment, "problem": self.problem.value,
-                "method": self.method, "params": self.params, "time_limit": self.time_limit,
-                "seed": self.seed, "workers": self.workers, "inplace": self.inplace,
-                "repetition": self.repetition}
+        """The parameters that define the job (and nothing about how it is run).
+
+        ``budget`` enters only when set, so jobs without one keep the ids they always had.
+        """
+        identity = {"instance": self.instance.key, "digest": self.instance.digest,
+                    "alignment": self.instance.alignment, "problem": self.problem.value,
+                    "method": self.method, "params": self.params, "time_limit": self.time_limit,
+                    "seed": self.seed, "workers": self.workers, "inplace": self.inplace,
+                    "repetition": self.repetition}
+        if self.budget is not None:
+            identity["budget"] = self.budget
+        return identity
 
     @cached_property
     def job_id(self) -> str:
@@ -116,6 +145,8 @@ class Job:
 
     def describe(self) -> str:
         flags = [f"{k}={v}" for k, v in sorted(self.params.items())]
+        if self.budget is not None:
+            flags.append(f"budget={self.budget}")
         if self.time_limit is not None:
             flags.append(f"t={self.time_limit:g}s")
         if self.seed is not None:
@@ -138,8 +169,12 @@ class Plan:
     warnings: tuple[str, ...] = ()
 
 
-def expand(config: ExperimentConfig) -> Plan:
+def expand(config: ExperimentConfig, budget_cache: BudgetCache | None = None) -> Plan:
     """Validate ``config`` against the registry and the file system, and list its jobs.
+
+    A counted preload sweep solves each preload instance's two endpoint budgets here (see
+    :mod:`optplan.experiments.budgets`), unless ``budget_cache`` already holds them; computed
+    endpoints are added to it.
 
     Raises
     ------
@@ -154,20 +189,38 @@ def expand(config: ExperimentConfig) -> Plan:
                                   for ref in _resolve_instances(config, spec, notes))
     resolved_methods = [(spec, info, problem) for spec in config.methods
                         for info, problem in _resolve_methods(config, spec)]
+    budget_cache = BudgetCache() if budget_cache is None else budget_cache
     jobs: dict[str, Job] = {}
     for instance in instances:
         for problem in config.problems:
+            if not instance.takes(problem):
+                continue
+            budgets = _budgets(config, instance, problem, budget_cache)
             for spec, info, method_problem in resolved_methods:
                 if method_problem is not problem or (
                         spec.max_tensors is not None
                         and instance.num_tensors > spec.max_tensors):
                     continue
-                for job in _method_jobs(config, spec, info, problem, instance, plugins):
-                    jobs.setdefault(job.job_id, job)
+                for budget in budgets:
+                    for job in _method_jobs(config, spec, info, problem, instance, plugins,
+                                            budget):
+                        jobs.setdefault(job.job_id, job)
     if not jobs:
         raise config.error("the grid has no jobs (no instance, or no method for the problems)",
                            "instances" if not instances else "methods")
     return Plan(config, tuple(jobs.values()), tuple(instances), tuple(notes))
+
+
+def _budgets(config: ExperimentConfig, instance: InstanceRef, problem: Problem,
+             cache: BudgetCache) -> tuple[int | None, ...]:
+    """The preload sweep's budgets for a preload job; ``(None,)`` (the file's budget) else."""
+    if problem is not Problem.PRELOAD or config.preload is None:
+        return (None,)
+    try:
+        return sweep_budgets(config.preload, instance.identity, instance.load, cache,
+                             workers=config.workers, seed=config.seeds[0])
+    except InputError as error:
+        raise config.error(error.message, "preload.budgets") from None
 
 
 # --- plugins --------------------------------------------------------------------------------
@@ -301,14 +354,31 @@ def _instance_key(path: Path) -> str:
     return resolved.as_posix()
 
 
+def _is_preload_file(path: Path) -> bool:
+    """A preload instance JSON (``layers`` and ``tensors``, no usage ``records``)."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False  # load_instance reports the file's problem
+    return isinstance(data, dict) and "layers" in data and "records" not in data
+
+
 def _file_ref(path: Path, written: str, spec: InstanceSpec) -> InstanceRef:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    if _is_preload_file(path):
+        from optplan.preload import read_preload_instance
+        instance = read_preload_instance(path)
+        return InstanceRef(key=_instance_key(path), label=instance.name or path.stem,
+                           num_tensors=len(instance), path=str(path.resolve()), digest=digest,
+                           has_inplace_pairs=False, preload=True)
     from optplan.formats import load_instance
     instance = load_instance(path, alignment=spec.alignment)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return InstanceRef(key=_instance_key(path), label=instance.name or path.stem,
                        num_tensors=len(instance), path=str(path.resolve()),
                        alignment=spec.alignment, digest=digest,
-                       has_inplace_pairs=bool(instance.inplace_pairs))
+                       has_inplace_pairs=bool(instance.inplace_pairs), inplace=spec.inplace)
 
 
 def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[InstanceRef]:
@@ -322,7 +392,8 @@ def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[Instan
                            f"{', '.join(GENERATORS)}", f"{spec.where}.generator")
     return [InstanceRef(key=f"generator:{spec.generator}:{tensors}:{seed}",
                         label=f"{spec.generator}-{tensors}-s{seed}", num_tensors=tensors,
-                        generator=spec.generator, seed=seed, alignment=spec.alignment)
+                        generator=spec.generator, seed=seed, alignment=spec.alignment,
+                        inplace=spec.inplace)
             for tensors in spec.tensors for seed in spec.seeds]
 
 
@@ -396,12 +467,13 @@ def _applies(flag: str, info: MethodInfo, problem: Problem) -> bool:
 
 
 def _method_jobs(config: ExperimentConfig, spec: MethodSpec, info: MethodInfo,
-                 problem: Problem, instance: InstanceRef, plugins: tuple[str, ...]):
+                 problem: Problem, instance: InstanceRef, plugins: tuple[str, ...],
+                 budget: int | None = None):
     time_limits = (spec.time_limits or config.time_limits
                    if _applies("time_limit", info, problem) else (None,))
     seeds = spec.seeds or config.seeds if _applies("seed", info, problem) else (None,)
     workers = (spec.workers or config.workers) if _applies("workers", info, problem) else None
-    inplace_values = [v for v in config.inplace
+    inplace_values = [v for v in instance.inplace or config.inplace
                       if not (v and instance.has_inplace_pairs is False)] or [False]
     sweep_keys = sorted(spec.grid)
     for values in itertools.product(*(spec.grid[k] for k in sweep_keys)):
@@ -411,4 +483,5 @@ def _method_jobs(config: ExperimentConfig, spec: MethodSpec, info: MethodInfo,
             yield Job(instance=instance, problem=problem, method=info.name, kind=info.kind,
                       params=params, time_limit=time_limit, seed=seed, workers=workers,
                       inplace=inplace, repetition=repetition,
-                      deadline_s=config.watchdog.deadline(time_limit), plugins=plugins)
+                      deadline_s=config.watchdog.deadline(time_limit), plugins=plugins,
+                      budget=budget)

@@ -1,7 +1,9 @@
 """Run one job in the current process, and the shape of a results row.
 
 A row is :meth:`optplan.result.Result.to_dict` without the solution (that goes to
-``solutions/<job_id>.csv``), plus the job's identity and how it ran. The pipeline adds three
+``solutions/<job_id>.csv``, a preload plan to ``solutions/<job_id>.json``), plus the job's
+identity and how it ran. ``budget`` is a preload job's memory budget in bytes (``None`` for
+the other problems, and for an unlimited budget). The pipeline adds three
 statuses that exist only in rows, never in :class:`~optplan.result.Status`:
 
 * ``TIMEOUT`` — the watchdog killed the job at about 1.5 × its time limit;
@@ -20,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from optplan.experiments.grid import Job, import_plugins
+from optplan.model import Problem
 from optplan.result import Result, Status
 
 __all__ = ["JobOutput", "execute_job", "job_row", "TIMEOUT", "CRASHED", "ERROR",
@@ -54,7 +57,8 @@ def job_row(job: Job, status: str, *, result: Result | None = None, reason: str 
            "gap": None, "wall_time_s": None, "valid": None, "violations": [],
            "reason": reason, "params": dict(job.params), "solver": "", "solver_version": "",
            "time_limit": job.time_limit, "workers": job.workers, "seed": job.seed,
-           "inplace": job.inplace, "repetition": job.repetition, "trajectory": [], "info": {}}
+           "inplace": job.inplace, "repetition": job.repetition, "budget": job.budget,
+           "trajectory": [], "info": {}}
     if result is not None:
         data = result.to_dict()
         data.pop("solution", None)
@@ -87,19 +91,30 @@ def execute_job(job: Job, backend: str = "") -> JobOutput:
     text = None if result.solution is None else _solution_text(instance, result)
     row = job_row(job, result.status.value, result=result, started_at=started_at,
                   elapsed_s=time.perf_counter() - start, backend=backend)
+    if job.problem is Problem.PRELOAD and job.budget is None:
+        row["budget"] = instance.budget  # the budget the instance file states
     if result.valid is False:
         row["reason"] = "invalid solution: " + (result.violations[0] if result.violations
                                                 else "rejected by the validator")
-    return JobOutput(row, text)
+    suffix = ".json" if job.problem is Problem.PRELOAD else ".csv"
+    return JobOutput(row, text, suffix)
 
 
 def solve_job(job: Job, instance):
     from optplan.solve import solve
+    params = dict(job.params)
+    if job.budget is not None:
+        params["budget"] = job.budget
     return solve(instance, job.method, job.problem, inplace=job.inplace,
-                 time_limit=job.time_limit, workers=job.workers, seed=job.seed, **job.params)
+                 time_limit=job.time_limit, workers=job.workers, seed=job.seed, **params)
 
 
 def _solution_text(instance, result: Result) -> str:
+    if result.problem is Problem.PRELOAD:
+        import json
+
+        from optplan.preload import plan_to_dict
+        return json.dumps(plan_to_dict(instance, result.solution)) + "\n"
     from optplan.formats import write_solution_csv
     with tempfile.TemporaryDirectory(prefix="optplan-solution-") as folder:
         path = Path(folder) / "solution.csv"

@@ -77,7 +77,8 @@ def git_state(folder: str | Path) -> dict[str, object]:
                                   text=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
             return None
-        return done.stdout.strip() if done.returncode == 0 else None
+        # rstrip only: a porcelain line starts with a space (" M file") that strip() would eat
+        return done.stdout.rstrip() if done.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
     # Changed or new files in what a result depends on; run directories do not count.

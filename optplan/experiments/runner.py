@@ -3,7 +3,9 @@
 :func:`run_experiment` validates the whole config before any job starts, skips the jobs that
 already have a row in ``results.jsonl`` (resume), hands the rest to a backend, writes each
 finished job's solution file and then its row (flushed), and compacts the table at the end,
-also when interrupted. Exit-code policy (``optplan run``): config errors are
+also when interrupted. A preload budget sweep's endpoints are frozen in
+``RUN/preload_budgets.json`` on the first run and read back on resume
+(:mod:`optplan.experiments.budgets`). Exit-code policy (``optplan run``): config errors are
 :class:`~optplan.errors.InputError` (2); a run whose jobs all reached a terminal status is a
 success (0) even when some timed out or crashed; anything else is an internal error (1).
 """
@@ -22,6 +24,7 @@ import pandas as pd
 
 from optplan.experiments.backends import (JobFinished, JobStarted, available_cores,
                                           check_backend, default_parallelism, make_backend)
+from optplan.experiments.budgets import CACHE_FILE, BudgetCache
 from optplan.experiments.config import load_config
 from optplan.experiments.grid import Job, expand
 from optplan.experiments.job import FAILURE_STATUSES, PIPELINE_STATUSES, utc_now
@@ -162,14 +165,21 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
     """
     check_backend(backend)
     config = load_config(config_path)
-    plan = expand(config)
+    run_dir = Path(out) if out is not None else default_out(config.name)
+    budget_cache = BudgetCache.read(run_dir / CACHE_FILE)
+    plan = expand(config, budget_cache)
     for note in plan.warnings:
         print(f"optplan: warning: {note}", file=stream)
-    run_dir = Path(out) if out is not None else default_out(config.name)
+    for identity in budget_cache.computed:
+        ends = budget_cache.entries[identity]
+        print(f"optplan: preload budgets of {identity.split('@')[0]}: {ends.minimum} "
+              f"({ends.minimum_status}) to {ends.no_pressure} ({ends.no_pressure_status})",
+              file=stream)
     store = RunStore(run_dir)
     store.lock()
     try:
         store.prepare(config.text, config.path)
+        budget_cache.write(run_dir / CACHE_FILE)
         finished, cut_lines = store.finished_rows()
         order = [job.job_id for job in plan.jobs]
         in_grid = set(order)

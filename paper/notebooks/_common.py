@@ -40,12 +40,31 @@ def raw_rows() -> list[dict]:
     return rows
 
 
-def proven_optima(rows: list[dict]) -> dict[tuple[str, str], int]:
-    """(instance, problem) -> the objective of a valid OPTIMAL row (all such rows must agree)."""
+PLANNING_PROBLEMS = ("shared_objects", "offsets")
+
+
+def proven_optima(rows: list[dict], inplace: bool = False) -> dict[tuple[str, str], int]:
+    """(instance, problem) -> the objective of a valid OPTIMAL row of the shared-objects or
+    offsets problem, plain (default) or in place (all such rows must agree). Preload rows have
+    one optimum per budget and are not here."""
     optima: dict[tuple[str, str], set[int]] = {}
     for row in rows:
-        if row["status"] == "OPTIMAL" and row["valid"] and row["objective"] is not None:
+        if (row["problem"] in PLANNING_PROBLEMS and bool(row.get("inplace")) == inplace
+                and row["status"] == "OPTIMAL" and row["valid"]
+                and row["objective"] is not None):
             optima.setdefault((row["instance"], row["problem"]), set()).add(int(row["objective"]))
     for key, values in optima.items():
         assert len(values) == 1, f"solvers disagree on the optimum of {key}: {values}"
     return {key: values.pop() for key, values in optima.items()}
+
+
+def instance_available(key: str) -> bool:
+    """Whether the instance file a row names is here (MiniMalloc's CSVs live in the shared
+    folder, which a fresh clone does not have)."""
+    from optplan.analysis.load import instance_for_key
+
+    try:
+        instance_for_key(key)
+    except (OSError, ValueError):
+        return False
+    return True

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Gap per method
 #
-# Each heuristic's gap to the **proven** optimum, per problem, over every committed instance.
+# Each heuristic's gap to the **proven** optimum, per problem (plain: without in-place pairs),
+# over every committed instance.
 # The gaps are recomputed here from the raw `results.jsonl` rows with plain Python and must
 # equal the ones the paper's tables print (`optplan.analysis.tables.strategy_table`).
 
@@ -23,7 +24,8 @@ print(f"{len(rows)} rows, {len(optima)} proven optima")
 # %%
 objectives = defaultdict(list)
 for row in rows:
-    if row["kind"] == "heuristic" and row["valid"] and row["objective"] is not None:
+    if (row["kind"] == "heuristic" and row["valid"] and row["objective"] is not None
+            and row["problem"] in ("shared_objects", "offsets") and not row.get("inplace")):
         objectives[(row["instance"], row["problem"], row["method"])].append(row["objective"])
 
 gaps = {}

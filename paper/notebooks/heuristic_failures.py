@@ -25,6 +25,7 @@ candidates = []
 for row in rows:
     key = (row["instance"], "offsets")
     if (row["method"] == METHOD and row["problem"] == "offsets" and row["valid"]
+            and not row.get("inplace")
             and key in optima and row.get("solution_file")
             and (Path(row["run_dir"]) / row["solution_file"]).is_file()):
         candidates.append(((row["objective"] - optima[key]) / optima[key], row))
@@ -41,6 +42,7 @@ assert validate(instance, "offsets", heuristic) == []
 assert heuristic.arena_size == heuristic_row["objective"]
 
 optimal_rows = [r for r in rows if r["instance"] == name and r["problem"] == "offsets"
+                and not r.get("inplace")
                 and r["status"] == "OPTIMAL" and r.get("solution_file")
                 and (Path(r["run_dir"]) / r["solution_file"]).is_file()]
 if optimal_rows:

@@ -1,0 +1,127 @@
+"""The paper's analysis pieces on hand-built rows: unproven optima in the tables, table blocks
+and labels, in-place rows kept apart, hard-instance selection, suites and names."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from optplan.analysis.load import optimum_table, suite_of
+from optplan.analysis.names import instance_title, is_paper_network, network_label
+from optplan.analysis.report import hard_instances
+from optplan.analysis.tables import render_latex, render_markdown, strategy_table
+
+
+def row(instance, method, objective, *, kind="heuristic", status="FEASIBLE", best_bound=None,
+        lower_bound=100, inplace=False, problem="offsets", wall_time_s=0.1, gap=None,
+        trajectory=(), suite="networks"):
+    return {"instance": instance, "problem": problem, "method": method, "kind": kind,
+            "status": status, "objective": objective, "lower_bound": lower_bound,
+            "best_bound": lower_bound if best_bound is None else best_bound, "valid": True,
+            "num_tensors": 10, "inplace": inplace, "wall_time_s": wall_time_s, "gap": gap,
+            "trajectory": list(trajectory), "suite": suite}
+
+
+def results() -> pd.DataFrame:
+    """``closed``: CP-SAT proves 100; ``open``: CP-SAT stops at 130 with a bound of 110;
+    ``closed`` in place: the optimum drops to 90."""
+    return pd.DataFrame([
+        row("closed", "greedy_by_size", 120), row("closed", "cpsat", 100, kind="exact",
+                                                  status="OPTIMAL", best_bound=100),
+        row("open", "greedy_by_size", 132), row("open", "cpsat", 130, kind="exact",
+                                                best_bound=110),
+        row("closed", "greedy_by_size", 95, inplace=True, lower_bound=90),
+        row("closed", "cpsat", 90, kind="exact", status="OPTIMAL", best_bound=90,
+            inplace=True, lower_bound=90),
+    ])
+
+
+def test_unproven_rows_show_the_bound_with_a_dagger_never_an_optimum():
+    table = strategy_table(results(), "offsets").set_index("instance")
+    assert table.loc["closed", "optimum"] == 100 and table.loc["closed", "proven"]
+    assert pd.isna(table.loc["open", "optimum"]) and not table.loc["open", "proven"]
+    assert table.loc["open", "gap:greedy_by_size"] == pytest.approx(0.2)   # to the bound 110
+    latex = render_latex(table.reset_index(), ["greedy_by_size"], "T.", "tab:t")
+    open_line = next(line for line in latex.splitlines() if line.startswith("open"))
+    assert open_line.rstrip(r" \\").endswith(r"$\geq$110$^\dagger$")
+    assert r"($\geq$+20.0\%)" in open_line and "130" not in open_line
+    assert "no optimum proven within the time limit" in latex
+    markdown = render_markdown(table.reset_index(), ["greedy_by_size"], "T")
+    assert "| ≥110† |" in markdown and "† no optimum proven" in markdown
+
+
+def test_a_table_of_proven_rows_has_no_footnote():
+    table = strategy_table(results(), "offsets", instances=["closed"])
+    assert list(table["instance"]) == ["closed"]
+    assert "dagger" not in render_latex(table, ["greedy_by_size"], "T.", "tab:t")
+
+
+def test_in_place_rows_are_their_own_table():
+    plain = strategy_table(results(), "offsets").set_index("instance")
+    inplace = strategy_table(results(), "offsets", inplace=True).set_index("instance")
+    assert list(inplace.index) == ["closed"]
+    assert (plain.loc["closed", "optimum"], inplace.loc["closed", "optimum"]) == (100, 90)
+    optima = optimum_table(results())
+    assert sorted(zip(optima["instance"], optima["inplace"])) == [
+        ("closed", False), ("closed", True), ("open", False)]
+    assert not optima["conflict"].any()   # 100 and 90 are two problems, not a disagreement
+
+
+def test_blocks_and_labels_in_the_latex_table():
+    table = strategy_table(results(), "offsets")
+    latex = render_latex(table, ["greedy_by_size"], "T.", "tab:t",
+                         groups=[("First", ["open"]), ("Second", ["closed"]), ("Empty", [])],
+                         labels={"open": "Open net"},
+                         header_labels={"greedy_by_size": "greedy\nby size"})
+    lines = latex.splitlines()
+    first = next(i for i, line in enumerate(lines) if r"\emph{First}" in line)
+    second = next(i for i, line in enumerate(lines) if r"\emph{Second}" in line)
+    assert lines[first + 1].startswith("Open net &") and lines[second + 1].startswith("closed &")
+    assert "Empty" not in latex
+    assert r"\begin{tabular}[b]{@{}c@{}}greedy\\by size\end{tabular}" in latex
+
+
+def test_hard_instances_put_open_ones_first_and_alternate_suites():
+    samples = [[0.1, 130, 100], [5.0, 120, 100]]
+    rows = pd.DataFrame([
+        row("quick", "cpsat", 100, kind="exact", status="OPTIMAL", wall_time_s=0.2,
+            trajectory=samples),
+        row("slow", "cpsat", 100, kind="exact", status="OPTIMAL", wall_time_s=40,
+            trajectory=samples),
+        row("slower", "cpsat", 100, kind="exact", status="OPTIMAL", wall_time_s=50,
+            trajectory=samples),
+        row("D", "search", 104, kind="exact", wall_time_s=60, gap=0.04, trajectory=samples,
+            suite="minimalloc"),
+        row("J", "search", 109, kind="exact", wall_time_s=60, gap=0.09, trajectory=samples,
+            suite="minimalloc"),
+        row("A", "search", 100, kind="exact", status="OPTIMAL", wall_time_s=7,
+            trajectory=samples, suite="minimalloc"),
+        row("A", "cpsat", 120, kind="exact", wall_time_s=60, gap=0.2, trajectory=samples,
+            suite="minimalloc"),   # A is closed (by search), however long CP-SAT took
+    ])
+    assert hard_instances(rows, count=4) == ["J", "slower", "D", "slow"]
+    assert hard_instances(rows, count=6) == ["J", "slower", "D", "slow", "A"]  # not "quick"
+
+
+@pytest.mark.parametrize("key, suite", [
+    ("data/networks/mobilenet_v2_fused_tflite_224.json", "networks"),
+    ("data/examples/paper_example.json", "examples"),
+    ("${shared}/peer/minimalloc/challenging/A.1048576.csv", "minimalloc"),
+    ("generator:random_dag:100:0", "synthetic"),
+    ("data/preload/resnet50_fused_onnx_224_phone.json", "preload"),
+    ("/elsewhere/x.json", "other"),
+])
+def test_suite_of_instance_keys(key, suite):
+    assert suite_of(key) == suite
+
+
+def test_network_names():
+    assert network_label("mobilenet_v2_fused_tflite_224") == "MobileNet v2 (tflite)"
+    assert network_label("resnet50_raw_onnx_224") == "ResNet-50 (raw, onnx)"
+    assert network_label("gpt2_train_torch_seq128") == "GPT-2 training (torch)"
+    assert network_label("paper_example") == "paper_example"
+    assert is_paper_network("deeplab_v3_fused_torch_257")
+    assert not is_paper_network("mobilenet_v2_train_torch_224")
+    assert not is_paper_network("resnet50_fused_tflite_224")
+    assert instance_title("D", "minimalloc") == "MiniMalloc D"
+    assert instance_title("vgg19_fused_tflite_224", "networks") == "VGG-19 (tflite)"
