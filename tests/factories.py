@@ -50,3 +50,26 @@ def instances(draw, max_tensors: int = 8, max_ops: int = 10, max_size: int = 64,
                     used.add(b)
                     break
     return Instance.from_tuples(triples, alignment=chosen_alignment, inplace_pairs=pairs)
+
+
+TINY_SIZES = [1, 2, 3, 4, 5, 8, 12, 16]
+
+
+@st.composite
+def tiny_instances(draw, max_tensors: int = 7) -> Instance:
+    """Up to ``max_tensors`` records on 9 ops, sizes times a common factor (gcd scaling), an
+    optional alignment, and any subset of the admissible in-place pairs (fan-outs, joins and
+    chains through single-op tensors included)."""
+    count = draw(st.integers(1, max_tensors))
+    factor = draw(st.sampled_from([1, 1, 16]))
+    triples = []
+    for _ in range(count):
+        first = draw(st.integers(0, 6))
+        last = draw(st.integers(first, first + 2))
+        triples.append((first, last, factor * draw(st.sampled_from(TINY_SIZES))))
+    alignment = draw(st.sampled_from([1, 1, 2, 4, 32]))
+    admissible = [(a, b) for a, ta in enumerate(triples) for b, tb in enumerate(triples)
+                  if a != b and ta[1] == tb[0] and tb[2] <= ta[2]]
+    pairs = draw(st.lists(st.sampled_from(admissible), unique=True, max_size=4)
+                 if admissible else st.just([]))
+    return Instance.from_tuples(triples, alignment=alignment, inplace_pairs=pairs)

@@ -12,32 +12,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from optplan import Instance, Problem, Status, lower_bound, methods, solve
+from optplan import Problem, Status, lower_bound, methods, solve
 from optplan.exact._common import offsets_bound, shared_objects_bound
 
-SIZES = [1, 2, 3, 4, 5, 8, 12, 16]
+from factories import tiny_instances
+
 PROBLEMS = [Problem.SHARED_OBJECTS, Problem.OFFSETS]
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def tiny_instances(draw, max_tensors: int = 7) -> Instance:
-    """Up to ``max_tensors`` records on 9 ops, sizes times a common factor (gcd scaling), an
-    optional alignment, and any subset of the admissible in-place pairs (fan-outs, joins and
-    chains through single-op tensors included)."""
-    count = draw(st.integers(1, max_tensors))
-    factor = draw(st.sampled_from([1, 1, 16]))
-    triples = []
-    for _ in range(count):
-        first = draw(st.integers(0, 6))
-        last = draw(st.integers(first, first + 2))
-        triples.append((first, last, factor * draw(st.sampled_from(SIZES))))
-    alignment = draw(st.sampled_from([1, 1, 2, 4, 32]))
-    admissible = [(a, b) for a, ta in enumerate(triples) for b, tb in enumerate(triples)
-                  if a != b and ta[1] == tb[0] and tb[2] <= ta[2]]
-    pairs = draw(st.lists(st.sampled_from(admissible), unique=True, max_size=4)
-                 if admissible else st.just([]))
-    return Instance.from_tuples(triples, alignment=alignment, inplace_pairs=pairs)
 
 
 def model_variant(draw, method: str, problem: Problem) -> dict:
@@ -47,6 +28,9 @@ def model_variant(draw, method: str, problem: Problem) -> dict:
         encodings = ["cliques", "pairs"] + (["no_overlap"] if method == "cpsat" else [])
         params["conflicts"] = draw(st.sampled_from(encodings))
         params["positional_cuts"] = draw(st.booleans())
+        if method == "cpsat":
+            params["model"] = draw(st.sampled_from(["colour", "representative"]))
+            params["column_generation"] = draw(st.sampled_from([0.0, 0.5]))
     else:
         params["decompose"] = draw(st.booleans())
         params["symmetry_breaking"] = draw(st.booleans())

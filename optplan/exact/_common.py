@@ -277,7 +277,8 @@ def warm_start(instance: Instance, problem: Problem, *, use_heuristics: bool = T
     Every heuristic of kind ``heuristic`` and input ``records`` is run through
     :func:`optplan.solve.solve` (which validates); those that raise are skipped. A simple
     built-in construction (greedy by size) is always a candidate, so there is always a start.
-    Randomised heuristics (those taking a ``seed``, typically iterative) run last. With a
+    Randomised heuristics (those taking a ``seed``, typically iterative) and the
+    :data:`QUADRATIC_HEURISTICS` run last. With a
     ``time_budget`` (seconds) on an instance of more than :data:`IN_PROCESS_RECORDS` records,
     the heuristics run one after another in a forked child that is killed when the budget
     is spent, so that one slow heuristic cannot eat the solver's time.
@@ -297,7 +298,8 @@ def warm_start(instance: Instance, problem: Problem, *, use_heuristics: bool = T
     candidates = [(name, info) for name, info in methods(builtin_only=True).items()
                   if info.kind == "heuristic" and info.input == "records"
                   and problem in info.implementations]
-    candidates.sort(key=lambda item: "seed" in (item[1].accepts(problem) or {"seed"}))
+    candidates.sort(key=lambda item: ("seed" in (item[1].accepts(problem) or {"seed"}),
+                                      item[0] in QUADRATIC_HEURISTICS))
     names = [name for name, _ in candidates]
     if time_budget is not None and len(instance) > IN_PROCESS_RECORDS:
         found = _heuristics_in_child(instance, problem, names, time_budget)
@@ -308,6 +310,11 @@ def warm_start(instance: Instance, problem: Problem, *, use_heuristics: bool = T
             best = WarmStart(solution, objective, name)
     return best
 
+
+QUADRATIC_HEURISTICS = frozenset({"min_cost_flow", "coloring_independent_set"})
+"""Heuristics that take seconds to minutes on a thousand records (min_cost_flow: 3 min on
+the GPT-2 training graph): the warm start tries them last, so that a budget spent on them
+does not cost the fast ones' answers."""
 
 IN_PROCESS_RECORDS = 64
 """Up to this many records, heuristics run in-process (they are fast, a fork is not)."""

@@ -9,17 +9,22 @@ extraction step. Semantics: MISSION.md §1; models follow the OR-Tools CP-SAT sa
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
-from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
+from optplan.exact._common import (CONFLICT_ENCODINGS, CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
                                    begin_shared_objects, check_range, choose_conflict_encoding,
-                                   cpsat_solver, empty_outcome, explicit_conflicts, offsets_bound,
+                                   cpsat_solver, empty_outcome, explicit_conflicts,
+                                   maximal_profiles, offsets_bound,
                                    representative_structure, scaling, solve_offsets_by_parts,
                                    solver_options, status_for, trimmed_lifetimes)
+from optplan.errors import InputError
+from optplan.exact._colgen import configuration_bound
 from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
+from optplan.validate import validate
 
 __all__ = ["cpsat_shared_objects", "cpsat_offsets", "build_shared_objects_model",
            "build_offsets_model"]
@@ -168,6 +173,92 @@ def build_shared_objects_model(instance: Instance, scale: Scaling, *, lower: int
     return SharedObjectsModel(model, x, ranked)
 
 
+@dataclass
+class ColourModel:
+    model: object
+    colour: dict            # record -> IntVar, its object's rank by size
+    counts: list            # n_k: IntVar, objects of size >= the k-th largest distinct size
+
+
+def build_shared_objects_colour_model(instance: Instance, scale: Scaling, *, lower: int,
+                                      upper: int, hint_ids=None) -> ColourModel:
+    r"""The size-class colouring formulation of SO(-IP), in size units.
+
+    Distinct sizes :math:`v_1 > \dots > v_m`, weights :math:`w_k = v_k - v_{k+1}`
+    (:math:`v_{m+1} = 0`), ``k(i)`` the class of record ``i``. Objects are ranked by size
+    (colour 0 is the largest); :math:`\chi_i` is the colour of record ``i`` and :math:`n_k` the
+    number of objects no smaller than :math:`v_k`, so the cost :math:`\sum_o \max_{i \in o} s_i`
+    equals :math:`\sum_k w_k n_k`:
+
+    .. math::
+
+        \min \sum_k w_k n_k \quad\text{s.t.}\quad
+        \chi_i < n_{k(i)} \;\; \forall i                                         \\
+        n_1 \le n_2 \le \dots \le n_m                                           \\
+        \mathrm{AllDifferent}(\chi_i : i \in P) \;\; \forall P \in \mathcal P
+            \quad\text{(maximal trimmed operator profiles)}                        \\
+        \chi_u \ne \chi_v \;\; \forall (u, v) \in E_{\text{explicit}},
+            \text{not in-place}                                                    \\
+        n_k \ge \max_{P \in \mathcal P} |\{i \in P : s_i \ge v_k\}|            \\
+        L \le \sum_k w_k n_k \le U, \qquad
+        0 \le \chi_i < \min(n, \lfloor U / v_m \rfloor)
+
+    Any partition, objects ranked by size, is a solution of equal cost; any solution gives
+    a partition (records by colour) of no greater cost. The AllDifferent constraints carry
+    Hall-interval reasoning over nested colour ranges that the representative formulation's
+    LP lacks: raw Inception v3 closes in seconds here. ``hint_ids`` become a complete hint.
+    """
+    cp_model = _cp_model()
+    model = cp_model.CpModel()
+    sizes = scale.sizes
+    values = sorted(set(sizes), reverse=True)
+    size_class = {value: k for k, value in enumerate(values)}
+    weights = [value - (values[k + 1] if k + 1 < len(values) else 0)
+               for k, value in enumerate(values)]
+    colours = max(1, min(len(sizes), upper // values[-1]))
+    lifetimes = trimmed_lifetimes(instance)
+    profiles = maximal_profiles(lifetimes)
+    floors = [0] * len(values)
+    for profile in profiles:
+        histogram = [0] * len(values)
+        for i in profile:
+            histogram[size_class[sizes[i]]] += 1
+        for k, count in enumerate(itertools.accumulate(histogram)):
+            floors[k] = max(floors[k], count)
+    floors = list(itertools.accumulate(floors, max))
+
+    colour = {i: model.new_int_var(0, colours - 1, f"colour_{i}") for i in range(len(sizes))}
+    counts = [model.new_int_var(min(floor, colours), colours, f"n_{k}")
+              for k, floor in enumerate(floors)]
+    for i, var in colour.items():
+        model.add(var < counts[size_class[sizes[i]]])
+    for smaller, larger in zip(counts, counts[1:]):
+        model.add(smaller <= larger)
+    for profile in profiles:
+        if len(profile) > 1:
+            model.add_all_different([colour[i] for i in profile])
+    for u, v in explicit_conflicts(instance, lifetimes):
+        if (u, v) not in instance.inplace_set:
+            model.add(colour[u] != colour[v])
+    objective = sum(weight * count for weight, count in zip(weights, counts))
+    model.add(objective >= lower)
+    model.add(objective <= upper)
+    model.minimize(objective)
+
+    if hint_ids is not None:
+        maxima: dict[int, int] = {}
+        for i, object_id in enumerate(hint_ids):
+            maxima[object_id] = max(maxima.get(object_id, 0), sizes[i])
+        rank = {object_id: r for r, object_id in
+                enumerate(sorted(maxima, key=lambda o: (-maxima[o], o)))}
+        if len(rank) <= colours:
+            for i, object_id in enumerate(hint_ids):
+                model.add_hint(colour[i], rank[object_id])
+            for k, value in enumerate(values):
+                model.add_hint(counts[k], sum(1 for m in maxima.values() if m >= value))
+    return ColourModel(model, colour, counts)
+
+
 def extract_shared_objects(instance: Instance, assign: dict, values: dict
                            ) -> SharedObjectsSolution:
     """Object ids numbered by representative, from the ``x`` values."""
@@ -180,30 +271,50 @@ def extract_shared_objects(instance: Instance, assign: dict, values: dict
 
 
 @register("cpsat", Problem.SHARED_OBJECTS, kind="exact",
-          reference="representative formulation with profile cliques; OR-Tools CP-SAT")
+          reference="configuration LP by column generation, then size-class colouring "
+                    "(or the representative formulation); OR-Tools CP-SAT")
 def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
                          use_heuristics: bool = True, stop_at_bound: bool = True,
+                         column_generation: float = 0.5, model: str = "colour",
                          conflicts: str = "auto", positional_cuts: bool = True,
                          export_path=None, **solver_params) -> SolverOutcome:
-    """Shared objects (SO, SO-IP) by CP-SAT on the representative formulation.
+    """Shared objects (SO, SO-IP): configuration LP bound and dive, then a CP-SAT model.
+
+    Steps: the warm start and the positional-maximums bound
+    (:func:`~optplan.exact._common.begin_shared_objects`); column generation on the
+    configuration LP (:mod:`optplan.exact._colgen`), whose bound and dive often close the
+    gap at once (the training graphs); then CP-SAT on ``model`` with the best bound as its
+    floor and the best partition as its hint. OPTIMAL only when the incumbent meets a proven
+    bound.
 
     Parameters
     ----------
     time_limit, workers, seed
-        CP-SAT's ``max_time_in_seconds``, ``num_workers`` (default 2), ``random_seed``
-        (default 0).
+        For the whole call; CP-SAT's ``max_time_in_seconds`` is what is left, ``num_workers``
+        (default 2), ``random_seed`` (default 0).
     use_heuristics
         Warm-start from the best registered heuristic (else from a greedy construction).
     stop_at_bound
-        Return the warm start, proven optimal, when it meets the positional-maximums bound.
-    conflicts, positional_cuts
-        Model variants (see :func:`build_shared_objects_model`); ``conflicts="auto"`` uses
-        profile cliques unless they would be huge, then per-representative NoOverlap.
+        Return the warm start, proven optimal, when it meets the positional-maximums bound,
+        and the best partition when it meets the configuration LP bound (else the CP-SAT
+        model always runs).
+    column_generation
+        Share of ``time_limit`` for the configuration LP (60 s without a limit); 0 skips it.
+    model
+        ``colour`` (:func:`build_shared_objects_colour_model`) or ``representative``
+        (:func:`build_shared_objects_model`, with ``conflicts`` and ``positional_cuts``).
     export_path
-        Write the model with ``CpModel.export_to_file`` (``.pb.txt`` for text).
+        Write the CP-SAT model with ``CpModel.export_to_file`` (``.pb.txt`` for text).
     **solver_params
         Set on ``solver.parameters`` as given.
     """
+    if model not in SHARED_OBJECTS_MODELS:
+        raise InputError(f"unknown model {model!r}; valid: {', '.join(SHARED_OBJECTS_MODELS)}",
+                         field="model")
+    if conflicts not in CONFLICT_ENCODINGS:
+        raise InputError(f"unknown encoding {conflicts!r}; valid: "
+                         f"{', '.join(CONFLICT_ENCODINGS)}", field="conflicts")
+    cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
     begun = begin_shared_objects(instance, solver=SOLVER, version=_version(),
                                  value_limit=CPSAT_LIMIT, solver_label="CP-SAT",
                                  time_limit=time_limit, workers=workers, seed=seed,
@@ -212,32 +323,74 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
     if begun.done is not None:
         return begun.done
     budget, flags, scale, trajectory = begun.budget, begun.flags, begun.scale, begun.trajectory
-    start, bound, info = begun.start, begun.bound, begun.info
+    solution, bound, info = begun.start.solution, begun.bound, begun.info
+    unit = scale.unit
 
-    built = build_shared_objects_model(instance, scale, lower=bound // scale.unit,
-                                       upper=start.objective // scale.unit,
-                                       hint_ids=start.solution.object_ids,
-                                       conflicts=choose_conflict_encoding(
-                                           instance, conflicts, no_overlap=True),
-                                       positional_cuts=positional_cuts)
+    if column_generation > 0:
+        found = configuration_bound(
+            instance, scale.sizes, solution.object_ids,
+            time_limit=60.0 if time_limit is None else column_generation * time_limit)
+        info |= {"configuration_bound": found.bound * unit, "configuration_lp_converged":
+                 found.converged, "configuration_iterations": found.iterations,
+                 "configuration_columns": found.columns,
+                 "configuration_time": round(budget.elapsed(), 6)}
+        bound = max(bound, found.bound * unit)
+        if found.object_ids is not None:
+            candidate = SharedObjectsSolution.from_object_ids(instance, found.object_ids)
+            if (candidate.total_size < solution.total_size
+                    and not validate(instance, Problem.SHARED_OBJECTS, candidate)):
+                solution = candidate
+                info["configuration_dive_objective"] = candidate.total_size
+        trajectory.record(solution.total_size, bound)
+        if stop_at_bound and solution.total_size <= bound:
+            info["proof"] = "the configuration LP bound meets the incumbent"
+            return SolverOutcome(Status.OPTIMAL, solution, solution.total_size, SOLVER,
+                                 _version(), trajectory.as_tuple(), info)
+
+    lower, upper = -(-bound // unit), solution.total_size // unit
+    if model == "colour":
+        built = build_shared_objects_colour_model(instance, scale, lower=lower, upper=upper,
+                                                  hint_ids=solution.object_ids)
+        variables = built.colour
+    else:
+        built = build_shared_objects_model(instance, scale, lower=lower, upper=upper,
+                                           hint_ids=solution.object_ids,
+                                           conflicts=choose_conflict_encoding(
+                                               instance, conflicts, no_overlap=True),
+                                           positional_cuts=positional_cuts)
+        variables = built.assign
     if export_path is not None:
         built.model.export_to_file(str(export_path))
-    unit = scale.unit
-    run = _run(built.model, built.assign, time_limit=budget.remaining(),
+    run = _run(built.model, variables, time_limit=budget.remaining(),
                workers=flags["workers"], seed=flags["seed"], solver_params=solver_params,
                on_progress=lambda inc, bnd: trajectory.record(
                    inc * unit, None if bnd is None else bnd * unit))
-    info |= {"cpsat_status": run.status, "cpsat_wall_time": run.wall_time}
-    solution, objective = start.solution, start.objective
-    if run.values and run.objective * unit <= objective:
-        solution = extract_shared_objects(instance, built.assign, run.values)
-        objective = solution.total_size
+    info |= {"cpsat_model": model, "cpsat_status": run.status,
+             "cpsat_wall_time": run.wall_time}
+    if run.values and run.objective * unit <= solution.total_size:
+        if model == "colour":
+            found_solution = SharedObjectsSolution.from_object_ids(
+                instance, _compact([run.values[i] for i in range(len(instance))]))
+        else:
+            found_solution = extract_shared_objects(instance, built.assign, run.values)
+        if found_solution.total_size <= solution.total_size:
+            solution = found_solution
+    objective = solution.total_size
     best_bound = max(bound, (run.bound or 0) * unit)
     status = status_for(objective, best_bound, proven=run.status == "OPTIMAL")
     best_bound = objective if status is Status.OPTIMAL else best_bound
     trajectory.record(objective, best_bound)
     return SolverOutcome(status, solution, best_bound, SOLVER, _version(),
                          trajectory.as_tuple(), info)
+
+
+SHARED_OBJECTS_MODELS = ("colour", "representative")
+
+
+def _compact(labels) -> list[int]:
+    """Labels renumbered 0, 1, ... in order of first appearance."""
+    numbering: dict[int, int] = {}
+    return [numbering.setdefault(label, len(numbering)) for label in labels]
 
 
 # --- offsets ---------------------------------------------------------------------------------
