@@ -275,17 +275,20 @@ def extract_shared_objects(instance: Instance, assign: dict, values: dict
                     "(or the representative formulation); OR-Tools CP-SAT")
 def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
                          use_heuristics: bool = True, stop_at_bound: bool = True,
-                         column_generation: float = 0.5, model: str = "colour",
+                         first_model: float = 0.2, column_generation: float = 0.3,
+                         model: str = "colour",
                          conflicts: str = "auto", positional_cuts: bool = True,
                          export_path=None, **solver_params) -> SolverOutcome:
-    """Shared objects (SO, SO-IP): configuration LP bound and dive, then a CP-SAT model.
+    """Shared objects (SO, SO-IP): CP-SAT, the configuration LP, then CP-SAT again.
 
     Steps: the warm start and the positional-maximums bound
-    (:func:`~optplan.exact._common.begin_shared_objects`); column generation on the
-    configuration LP (:mod:`optplan.exact._colgen`), whose bound and dive often close the
-    gap at once (the training graphs); then CP-SAT on ``model`` with the best bound as its
-    floor and the best partition as its hint. OPTIMAL only when the incumbent meets a proven
-    bound.
+    (:func:`~optplan.exact._common.begin_shared_objects`); CP-SAT on ``model`` for a
+    ``first_model`` share of the time (most networks close here); column generation on the
+    configuration LP (:mod:`optplan.exact._colgen`) for a ``column_generation`` share, whose
+    bound and dive close the training graphs, where the compact models stall at the
+    positional-maximums bound; then CP-SAT again for the rest of the time, with the best bound
+    as its floor and the best partition as its hint. OPTIMAL only when CP-SAT proved it or
+    the incumbent meets a proven bound.
 
     Parameters
     ----------
@@ -298,8 +301,10 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
         Return the warm start, proven optimal, when it meets the positional-maximums bound,
         and the best partition when it meets the configuration LP bound (else the CP-SAT
         model always runs).
-    column_generation
-        Share of ``time_limit`` for the configuration LP (60 s without a limit); 0 skips it.
+    first_model, column_generation
+        Shares of ``time_limit`` for the first CP-SAT phase and the configuration LP (without
+        a limit: :data:`FIRST_MODEL_SECONDS`, :data:`CONFIGURATION_SECONDS`);
+        ``column_generation=0`` skips both (a single CP-SAT run).
     model
         ``colour`` (:func:`build_shared_objects_colour_model`) or ``representative``
         (:func:`build_shared_objects_model`, with ``conflicts`` and ``positional_cuts``).
@@ -326,62 +331,91 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
     solution, bound, info = begun.start.solution, begun.bound, begun.info
     unit = scale.unit
 
-    if column_generation > 0:
+    state = _SharedObjectsState(solution, bound)
+
+    def model_phase(seconds, label):
+        """CP-SAT on ``model`` for ``seconds``; True when it proved the optimum."""
+        lower, upper = -(-state.bound // unit), state.solution.total_size // unit
+        if model == "colour":
+            built = build_shared_objects_colour_model(instance, scale, lower=lower,
+                                                      upper=upper,
+                                                      hint_ids=state.solution.object_ids)
+            variables = built.colour
+        else:
+            built = build_shared_objects_model(instance, scale, lower=lower, upper=upper,
+                                               hint_ids=state.solution.object_ids,
+                                               conflicts=choose_conflict_encoding(
+                                                   instance, conflicts, no_overlap=True),
+                                               positional_cuts=positional_cuts)
+            variables = built.assign
+        if export_path is not None:
+            built.model.export_to_file(str(export_path))
+        run = _run(built.model, variables, time_limit=seconds, workers=flags["workers"],
+                   seed=flags["seed"], solver_params=solver_params,
+                   on_progress=lambda inc, bnd: trajectory.record(
+                       inc * unit, None if bnd is None else bnd * unit))
+        info[f"cpsat_{label}_status"] = run.status
+        info[f"cpsat_{label}_wall_time"] = run.wall_time
+        if run.values and run.objective * unit <= state.solution.total_size:
+            if model == "colour":
+                found = SharedObjectsSolution.from_object_ids(
+                    instance, _compact([run.values[i] for i in range(len(instance))]))
+            else:
+                found = extract_shared_objects(instance, built.assign, run.values)
+            state.improve(found)
+        state.bound = max(state.bound, (run.bound or 0) * unit)
+        return run.status == "OPTIMAL"
+
+    proven = False
+    first_share = first_model if column_generation > 0 else 0.0
+    if first_share > 0:
+        seconds = None if time_limit is None else first_share * time_limit
+        proven = model_phase(seconds if seconds is not None else FIRST_MODEL_SECONDS, "first")
+    if not proven and column_generation > 0 and state.solution.total_size > state.bound:
         found = configuration_bound(
-            instance, scale.sizes, solution.object_ids,
-            time_limit=60.0 if time_limit is None else column_generation * time_limit)
+            instance, scale.sizes, state.solution.object_ids,
+            time_limit=(CONFIGURATION_SECONDS if time_limit is None
+                        else min(column_generation * time_limit, budget.remaining())))
         info |= {"configuration_bound": found.bound * unit, "configuration_lp_converged":
                  found.converged, "configuration_iterations": found.iterations,
                  "configuration_columns": found.columns,
                  "configuration_time": round(budget.elapsed(), 6)}
-        bound = max(bound, found.bound * unit)
+        state.bound = max(state.bound, found.bound * unit)
         if found.object_ids is not None:
             candidate = SharedObjectsSolution.from_object_ids(instance, found.object_ids)
-            if (candidate.total_size < solution.total_size
-                    and not validate(instance, Problem.SHARED_OBJECTS, candidate)):
-                solution = candidate
-                info["configuration_dive_objective"] = candidate.total_size
-        trajectory.record(solution.total_size, bound)
-        if stop_at_bound and solution.total_size <= bound:
+            if not validate(instance, Problem.SHARED_OBJECTS, candidate):
+                state.improve(candidate)
+        trajectory.record(state.solution.total_size, state.bound)
+        if stop_at_bound and state.solution.total_size <= state.bound:
             info["proof"] = "the configuration LP bound meets the incumbent"
-            return SolverOutcome(Status.OPTIMAL, solution, solution.total_size, SOLVER,
-                                 _version(), trajectory.as_tuple(), info)
-
-    lower, upper = -(-bound // unit), solution.total_size // unit
-    if model == "colour":
-        built = build_shared_objects_colour_model(instance, scale, lower=lower, upper=upper,
-                                                  hint_ids=solution.object_ids)
-        variables = built.colour
-    else:
-        built = build_shared_objects_model(instance, scale, lower=lower, upper=upper,
-                                           hint_ids=solution.object_ids,
-                                           conflicts=choose_conflict_encoding(
-                                               instance, conflicts, no_overlap=True),
-                                           positional_cuts=positional_cuts)
-        variables = built.assign
-    if export_path is not None:
-        built.model.export_to_file(str(export_path))
-    run = _run(built.model, variables, time_limit=budget.remaining(),
-               workers=flags["workers"], seed=flags["seed"], solver_params=solver_params,
-               on_progress=lambda inc, bnd: trajectory.record(
-                   inc * unit, None if bnd is None else bnd * unit))
-    info |= {"cpsat_model": model, "cpsat_status": run.status,
-             "cpsat_wall_time": run.wall_time}
-    if run.values and run.objective * unit <= solution.total_size:
-        if model == "colour":
-            found_solution = SharedObjectsSolution.from_object_ids(
-                instance, _compact([run.values[i] for i in range(len(instance))]))
-        else:
-            found_solution = extract_shared_objects(instance, built.assign, run.values)
-        if found_solution.total_size <= solution.total_size:
-            solution = found_solution
-    objective = solution.total_size
-    best_bound = max(bound, (run.bound or 0) * unit)
-    status = status_for(objective, best_bound, proven=run.status == "OPTIMAL")
-    best_bound = objective if status is Status.OPTIMAL else best_bound
+            return SolverOutcome(Status.OPTIMAL, state.solution, state.solution.total_size,
+                                 SOLVER, _version(), trajectory.as_tuple(), info)
+    if not proven and (state.solution.total_size > state.bound or not stop_at_bound):
+        proven = model_phase(budget.remaining(), "final")
+    objective = state.solution.total_size
+    status = status_for(objective, state.bound, proven=proven)
+    best_bound = objective if status is Status.OPTIMAL else state.bound
     trajectory.record(objective, best_bound)
-    return SolverOutcome(status, solution, best_bound, SOLVER, _version(),
+    return SolverOutcome(status, state.solution, best_bound, SOLVER, _version(),
                          trajectory.as_tuple(), info)
+
+
+FIRST_MODEL_SECONDS = 10.0
+"""Without a time limit, the first CP-SAT phase's length (the last one runs to the end)."""
+CONFIGURATION_SECONDS = 60.0
+"""Without a time limit, column generation's cap (its bound is valid wherever it stops)."""
+
+
+@dataclass
+class _SharedObjectsState:
+    """The incumbent and proven bound of one shared-objects call, in bytes."""
+
+    solution: SharedObjectsSolution
+    bound: int
+
+    def improve(self, candidate: SharedObjectsSolution) -> None:
+        if candidate.total_size < self.solution.total_size:
+            self.solution = candidate
 
 
 SHARED_OBJECTS_MODELS = ("colour", "representative")
