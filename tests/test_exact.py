@@ -258,3 +258,28 @@ def test_milp_too_large_to_build_returns_the_warm_start(problem, monkeypatch):
             or (result.status is Status.OPTIMAL and result.objective == result.lower_bound))
     info = result.info if problem is Problem.SHARED_OBJECTS else result.info["part_info"][0]
     assert info["model"].startswith("not built")
+
+
+def test_time_left_by_an_unsolved_part_goes_to_the_later_parts():
+    """Two time parts that both need work: the first gets half the time left, the second
+    all of what is left then (not half again, which ended MiniMalloc E's runs at 35 s)."""
+    from optplan.exact._common import Budget, PartOutcome, Trajectory, solve_offsets_by_parts
+
+    # Two parts (ops 0-1 and 2-3); the warm start stacks each part's pair, above the bound.
+    instance = Instance.from_tuples([(0, 1, 4), (0, 0, 3), (1, 1, 3), (2, 3, 4), (2, 2, 3),
+                                     (3, 3, 3)], name="two_parts")
+    limits = []
+
+    def slow_part(part, start_offsets, target, limit, on_progress):
+        limits.append((limit, budget.remaining()))
+        return PartOutcome(list(start_offsets), max(o + r.size for o, r in
+                                                    zip(start_offsets, part.records)),
+                           target, False)
+
+    budget = Budget(100.0)
+    solve_offsets_by_parts(instance, slow_part, budget=budget, trajectory=Trajectory(budget),
+                           use_heuristics=False, decompose=True, stop_at_bound=False)
+    assert len(limits) == 2
+    (first, left_then), (second, left_later) = limits
+    assert first == pytest.approx(left_then / 2, rel=0.01)
+    assert second == pytest.approx(left_later, rel=0.01)

@@ -481,13 +481,15 @@ def solve_offsets_by_parts(instance: Instance, solve_part, *, budget: Budget,
                                 instance.alignment) for part in parts]
     all_proven = True
     # Hardest parts first: their bounds raise the target the easier parts must reach.
-    for k in sorted(range(len(parts)), key=lambda k: -part_bounds[k]):
+    order = sorted(range(len(parts)), key=lambda k: -part_bounds[k])
+    for position, k in enumerate(order):
         if stop_at_bound and part_objectives[k] <= global_bound:
             continue
         if budget.exhausted():
             all_proven = False
             break
-        remaining_parts = sum(1 for m in range(len(parts))
+        # the time left is shared by this part and the later ones that still need work
+        remaining_parts = sum(1 for m in order[position:]
                               if part_objectives[m] > global_bound or not stop_at_bound)
         limit = budget.remaining()
         if limit is not None:
