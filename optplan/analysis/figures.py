@@ -74,6 +74,7 @@ def gap_distribution_figure(results: pd.DataFrame, problem: str):
                          color=colour_for(0), alpha=0.7, zorder=3)
         axis.set_yticks(range(1, len(methods) + 1), methods)
     axis.set_xscale("symlog", linthresh=1.0)  # small gaps matter most; naive ones run to 1000 %
+    axis.set_xlim(left=-0.05)                 # gaps are never negative (a sliver shows 0)
     axis.set_xlabel("gap to the optimum (%, symmetric log scale)")
     axis.set_title(problem.replace("_", " "))
     return figure

@@ -80,8 +80,11 @@ def _fmt(value, unit: str) -> str:
 
 
 def _percent(gap: float) -> str:
-    """A gap in percent: one decimal below 100 %, whole percents above (they are wide)."""
+    """A gap in percent: one decimal below 100 %, whole percents above (they are wide), and
+    "<0.1" for a gap that is not zero but would print as 0.0 (never mistaken for optimal)."""
     value = 100 * gap
+    if 0 < value < 0.05:
+        return "<0.1"
     return f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
@@ -231,7 +234,7 @@ def render_preload_markdown(table: pd.DataFrame, title: str) -> str:
             value, gap = row[method], row[f"gap:{method}"]
             text = "–" if value is None or pd.isna(value) else str(int(value))
             if gap is not None and not pd.isna(gap):
-                text += f" ({'' if row['proven'] else '≥'}+{100 * gap:.1f}%)"
+                text += f" ({'' if row['proven'] else '≥'}+{_percent(gap)}%)"
             cells.append(text)
         cells.append(str(int(row["optimum"])) if row["proven"] else
                      f"≥{row['best_bound']}†")

@@ -23,10 +23,12 @@ source on the shared op) is the most violated dual row of cost ``v``.
 computed from the duals themselves (negative values clipped), never from the LP's objective,
 so solver tolerances cannot make it unsound.
 
-The integer restricted master (the generated columns, integral ``λ``) solved by HiGHS gives an
-incumbent; a record covered twice stays in its first configuration. On the training graphs
-the LP bound meets that incumbent within seconds (the LP is integral there), where the compact
-models stall at the positional-maximums bound.
+Incumbents come from a dive (fix the largest fractional column, price again, until the LP is
+integral) and from the integer restricted master (the generated columns, integral ``λ``,
+solved by HiGHS from the start partition); a record covered twice stays in its first
+configuration. On the training graphs the LP value is the optimum and the dive finds a
+partition at that value within seconds, where the compact models stall at the
+positional-maximums bound.
 """
 
 from __future__ import annotations
@@ -218,10 +220,10 @@ def configuration_bound(instance: Instance, sizes, start_ids, *, time_limit=None
         Share of ``time_limit`` (at least 1 s) for the integer restricted master.
 
     When the LP converged, a dive looks for an integer answer in half the time left: fix the
-    fractional columns at 0.5 or more (else the largest) at 1, price again, repeat until the
-    LP is integral; unless that meets the bound, the integer restricted master over every
-    column generated (started from the first partition) runs in the time left. Both give
-    incumbents, never bounds.
+    largest fractional column at 1, price again, repeat until the LP is integral. Unless that
+    meets the bound, the integer restricted master over every column generated (started from
+    the first partition) runs for up to ``integer_share`` of the limit. Both give incumbents,
+    never bounds.
     """
     budget = Budget(time_limit)
     pricer = _Pricer(instance, sizes)
