@@ -279,7 +279,32 @@ def test_time_left_by_an_unsolved_part_goes_to_the_later_parts():
     budget = Budget(100.0)
     solve_offsets_by_parts(instance, slow_part, budget=budget, trajectory=Trajectory(budget),
                            use_heuristics=False, decompose=True, stop_at_bound=False)
-    assert len(limits) == 2
-    (first, left_then), (second, left_later) = limits
+    # two passes (the stub never proves its part, and returns at once)
+    assert len(limits) == 4
+    (first, left_then), (second, left_later) = limits[:2]
     assert first == pytest.approx(left_then / 2, rel=0.01)
     assert second == pytest.approx(left_later, rel=0.01)
+
+
+def test_a_part_left_open_gets_the_time_a_quick_part_left():
+    """MiniMalloc E: the harder part gets half the time and stays open, the other closes at
+    once; the open part is then solved again with the rest (E's run ended at 32 s of 60)."""
+    from optplan.exact._common import Budget, PartOutcome, Trajectory, solve_offsets_by_parts
+
+    instance = Instance.from_tuples([(0, 1, 4), (0, 0, 3), (1, 1, 3), (2, 3, 4), (2, 2, 3),
+                                     (3, 3, 3)], name="two_parts")
+    calls = []
+
+    def one_open_part(part, start_offsets, target, limit, on_progress):
+        calls.append((part.name, limit))
+        arena = max(o + r.size for o, r in zip(start_offsets, part.records))
+        return PartOutcome(list(start_offsets), arena, target, part.name.endswith("#1"))
+
+    budget = Budget(100.0)
+    solve_offsets_by_parts(instance, one_open_part, budget=budget,
+                           trajectory=Trajectory(budget), use_heuristics=False, decompose=True,
+                           stop_at_bound=False)
+    names = [name for name, _ in calls]
+    open_part = next(name for name in names if not name.endswith("#1"))
+    assert names.count(open_part) == 2 and len(calls) == 3
+    assert calls[-1][1] > 90          # the second pass has (nearly) all the time

@@ -479,37 +479,46 @@ def solve_offsets_by_parts(instance: Instance, solve_part, *, budget: Budget,
     part_bounds = [offsets_bound(p) for p in part_instances]
     part_objectives = [round_up(max(offsets[i] + instance.records[i].size for i in part),
                                 instance.alignment) for part in parts]
-    all_proven = True
-    # Hardest parts first: their bounds raise the target the easier parts must reach.
+    proven: dict[int, bool] = {}
+    # Hardest parts first: their bounds raise the target the easier parts must reach. A
+    # second pass gives the time that quick parts left to the parts still open.
     order = sorted(range(len(parts)), key=lambda k: -part_bounds[k])
-    for position, k in enumerate(order):
-        if stop_at_bound and part_objectives[k] <= global_bound:
-            continue
-        if budget.exhausted():
-            all_proven = False
+    for attempt in range(2):
+        queue = [k for k in order if attempt == 0 or not proven.get(k, True)]
+        for position, k in enumerate(queue):
+            if stop_at_bound and part_objectives[k] <= global_bound:
+                proven[k] = True
+                continue
+            if budget.exhausted():
+                proven.setdefault(k, False)
+                continue
+            # the time left is shared by this part and the later ones that still need work
+            remaining_parts = sum(1 for m in queue[position:]
+                                  if part_objectives[m] > global_bound or not stop_at_bound)
+            limit = budget.remaining()
+            if limit is not None:
+                limit = max(0.05, limit / max(1, remaining_parts))
+
+            def on_progress(incumbent, bound, k=k):
+                others = max((part_objectives[m] for m in range(len(parts)) if m != k),
+                             default=0)
+                trajectory.record(None if incumbent is None else max(incumbent, others),
+                                  None if bound is None else max(bound, global_bound))
+
+            part_start = [offsets[i] for i in parts[k]]
+            outcome = solve_part(part_instances[k], part_start, global_bound, limit,
+                                 on_progress)
+            if outcome.objective <= part_objectives[k]:
+                for i, offset in zip(parts[k], outcome.offsets):
+                    offsets[i] = offset
+                part_objectives[k] = outcome.objective
+            global_bound = max(global_bound, outcome.bound)
+            proven[k] = outcome.proven
+            info.setdefault("part_info", []).append({"part": k, "records": len(parts[k]),
+                                                     "pass": attempt + 1} | outcome.info)
+        if budget.exhausted() or all(proven.values()):
             break
-        # the time left is shared by this part and the later ones that still need work
-        remaining_parts = sum(1 for m in order[position:]
-                              if part_objectives[m] > global_bound or not stop_at_bound)
-        limit = budget.remaining()
-        if limit is not None:
-            limit = max(0.05, limit / max(1, remaining_parts))
-
-        def on_progress(incumbent, bound, k=k):
-            others = max((part_objectives[m] for m in range(len(parts)) if m != k), default=0)
-            trajectory.record(None if incumbent is None else max(incumbent, others),
-                              None if bound is None else max(bound, global_bound))
-
-        part_start = [offsets[i] for i in parts[k]]
-        outcome = solve_part(part_instances[k], part_start, global_bound, limit, on_progress)
-        if outcome.objective <= part_objectives[k]:
-            for i, offset in zip(parts[k], outcome.offsets):
-                offsets[i] = offset
-            part_objectives[k] = outcome.objective
-        global_bound = max(global_bound, outcome.bound)
-        all_proven &= outcome.proven
-        info.setdefault("part_info", []).append({"part": k, "records": len(parts[k])}
-                                                | outcome.info)
+    all_proven = all(proven.values())
     solution = OffsetsSolution.from_offsets(instance, offsets)
     objective = objective_of(instance, Problem.OFFSETS, solution)
     status = status_for(objective, global_bound, proven=all_proven)
