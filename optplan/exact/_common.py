@@ -45,11 +45,12 @@ __all__ = [
     "CPSAT_LIMIT", "MILP_LIMIT", "Scaling", "scaling", "check_range", "Budget", "Trajectory",
     "trimmed_lifetimes", "conflict_pairs", "explicit_conflicts", "maximal_profiles",
     "inplace_positional_maximums", "inplace_max_breadth", "shared_objects_bound",
-    "offsets_bound", "can_share", "cpsat_solver", "begin_shared_objects", "left_justified_offsets", "greedy_shared_objects",
+    "offsets_bound", "can_share", "cpsat_solver", "begin_shared_objects",
+    "left_justified_offsets", "greedy_shared_objects",
     "WarmStart", "warm_start", "warm_start_budget", "time_components", "sub_instance",
     "objective_of", "solver_options", "status_for", "empty_outcome", "PartOutcome",
     "solve_offsets_by_parts", "RepresentativeStructure", "representative_structure",
-    "choose_conflict_encoding", "CONFLICT_ENCODINGS",
+    "choose_conflict_encoding", "check_conflict_encoding", "CONFLICT_ENCODINGS",
 ]
 
 CPSAT_LIMIT = 2 ** 60
@@ -602,12 +603,17 @@ def representative_structure(instance: Instance, *, conflicts: str = "cliques",
     return RepresentativeStructure(ranked, candidates, groups, positional)
 
 
-def choose_conflict_encoding(instance: Instance, conflicts: str, *, no_overlap: bool) -> str:
-    """Resolve ``auto``: clique rows unless their estimated size exceeds
-    :data:`CLIQUE_TERMS_LIMIT` and the solver has a NoOverlap constraint."""
+def check_conflict_encoding(conflicts: str) -> None:
+    """An InputError naming the valid encodings unless ``conflicts`` is one."""
     if conflicts not in CONFLICT_ENCODINGS:
         raise InputError(f"unknown encoding {conflicts!r}; valid: "
                          f"{', '.join(CONFLICT_ENCODINGS)}", field="conflicts")
+
+
+def choose_conflict_encoding(instance: Instance, conflicts: str, *, no_overlap: bool) -> str:
+    """Resolve ``auto``: clique rows unless their estimated size exceeds
+    :data:`CLIQUE_TERMS_LIMIT` and the solver has a NoOverlap constraint."""
+    check_conflict_encoding(conflicts)
     if conflicts == "no_overlap" and not no_overlap:
         raise InputError("no_overlap needs CP-SAT; use cliques or pairs", field="conflicts")
     if conflicts != "auto":

@@ -13,10 +13,10 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-from optplan.exact._common import (CONFLICT_ENCODINGS, CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
-                                   begin_shared_objects, check_range, choose_conflict_encoding,
-                                   cpsat_solver, empty_outcome, explicit_conflicts,
-                                   maximal_profiles, offsets_bound,
+from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
+                                   begin_shared_objects, check_conflict_encoding, check_range,
+                                   choose_conflict_encoding, cpsat_solver, empty_outcome,
+                                   explicit_conflicts, maximal_profiles, offsets_bound,
                                    representative_structure, scaling, solve_offsets_by_parts,
                                    solver_options, status_for, trimmed_lifetimes)
 from optplan.errors import InputError
@@ -316,9 +316,7 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
     if model not in SHARED_OBJECTS_MODELS:
         raise InputError(f"unknown model {model!r}; valid: {', '.join(SHARED_OBJECTS_MODELS)}",
                          field="model")
-    if conflicts not in CONFLICT_ENCODINGS:
-        raise InputError(f"unknown encoding {conflicts!r}; valid: "
-                         f"{', '.join(CONFLICT_ENCODINGS)}", field="conflicts")
+    check_conflict_encoding(conflicts)
     cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
     begun = begin_shared_objects(instance, solver=SOLVER, version=_version(),
                                  value_limit=CPSAT_LIMIT, solver_label="CP-SAT",
