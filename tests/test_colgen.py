@@ -39,7 +39,6 @@ def test_pricing_finds_the_heaviest_configuration(instance, data):
                                  min_size=len(instance), max_size=len(instance)))
     for cap in sorted({r.size for r in instance.records}):
         weight, members = pricer.heaviest(weights, cap)
-        assert may_share(instance, members)
         assert all(instance.records[i].size <= cap for i in members)
         assert abs(weight - sum(weights[i] for i in members)) < 1e-9
         best = max(sum(weights[i] for i in subset)
@@ -47,7 +46,27 @@ def test_pricing_finds_the_heaviest_configuration(instance, data):
                    for subset in itertools.combinations(range(len(instance)), k)
                    if may_share(instance, subset)
                    and all(instance.records[i].size <= cap for i in subset))
-        assert abs(weight - best) < 1e-9
+        assert weight >= best - 1e-9          # no configuration is ever missed: a sound bound
+        if not instance.inplace_pairs:        # and without pairs pricing is exact
+            assert may_share(instance, members)
+            assert abs(weight - best) < 1e-9
+
+
+def test_pricing_relaxes_a_chain_through_a_single_op_record():
+    """1 -> 0 -> 2 through the single-op record 0: 1 and 2 are both live at op 0 and not a
+    pair, so no object holds all three; the pricer's chain may (a sound superset)."""
+    instance = Instance.from_tuples([(0, 0, 2), (0, 0, 3), (0, 0, 1)],
+                                    inplace_pairs=[(1, 0), (0, 2)])
+    pricer = _Pricer(instance, [r.size for r in instance.records])
+    weight, members = pricer.heaviest([1.0, 1.0, 1.0], 3)
+    assert weight == 3.0 and not may_share(instance, members)
+    scale = scaling(instance, Problem.SHARED_OBJECTS)
+    found = configuration_bound(instance, scale.sizes, [0, 1, 2])
+    optimum = solve(instance, "brute_force", Problem.SHARED_OBJECTS, inplace=True).objective
+    assert found.bound <= optimum
+    if found.object_ids is not None:
+        partition = SharedObjectsSolution.from_object_ids(instance, found.object_ids)
+        assert not validate(instance, Problem.SHARED_OBJECTS, partition)
 
 
 @settings(**SETTINGS)

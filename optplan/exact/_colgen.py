@@ -11,10 +11,12 @@ s_i`. The LP relaxation of "cover every record by configurations" is
         \sum_{S \ni i} \lambda_S \ge 1 \;\; \forall i, \qquad \lambda \ge 0,
 
 and its dual is :math:`\max \sum_i y_i` s.t. :math:`\sum_{i \in S} y_i \le c_S` for every
-``S``, :math:`y \ge 0`. Pricing is exact and cheap because configurations are chains of an
-interval order: for each distinct size ``v`` the heaviest configuration among the records no
-larger than ``v`` (weighted interval scheduling, with an in-place target allowed to follow its
-source on the shared op) is the most violated dual row of cost ``v``.
+``S``, :math:`y \ge 0`. Pricing is cheap because configurations are chains of an interval
+order: for each distinct size ``v`` the heaviest configuration among the records no larger
+than ``v`` (weighted interval scheduling, with an in-place target allowed to follow its
+source on the shared op) is the most violated dual row of cost ``v``. It is exact without
+in-place pairs and a relaxation with them (see :class:`_Pricer`): never a missed column,
+so the bound is sound either way.
 
 *Every* iteration yields a valid lower bound (Farley's): with
 :math:`\theta = \max(1, \max_v W_v / v)` (``W_v`` the heaviest configuration of class ``v``),
@@ -40,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from optplan.exact._common import Budget
-from optplan.model import Instance
+from optplan.model import Instance, Problem, SharedObjectsSolution
+from optplan.validate import validate
 
 __all__ = ["ConfigurationBound", "configuration_bound"]
 
@@ -59,7 +62,7 @@ class ConfigurationBound:
     converged: bool              # no column prices out: bound is the LP optimum
     iterations: int
     columns: int
-    object_ids: list[int] | None = None   # the integer master's partition, if any
+    object_ids: list[int] | None = None   # the best valid partition found, if any
 
 
 class _Pricer:
@@ -68,8 +71,12 @@ class _Pricer:
 
     Records are taken in order of last op; ``ending[i]`` is the heaviest configuration whose
     latest record is ``i``: ``w_i`` plus the best of the records that end before ``i`` starts
-    or, for each in-place source ``a`` of ``i``, ``ending[a]``. That is exactly the SO(-IP)
-    rule: members of an object pairwise disjoint, except in-place pairs.
+    or, for each in-place source ``a`` of ``i``, ``ending[a]``. Every SO(-IP) object (members
+    pairwise disjoint, except in-place pairs) is such a chain, so no configuration is missed
+    and the bound is sound. Without in-place pairs the chains are exactly the objects; with
+    them a chain through a single-op record ``a`` may also join ``a``'s source and target,
+    which conflict unless they are a pair too (a superset: the bound stays valid, and
+    partitions are validated before they are returned).
     """
 
     def __init__(self, instance: Instance, sizes):
@@ -237,13 +244,22 @@ def configuration_bound(instance: Instance, sizes, start_ids, *, time_limit=None
     if not converged:
         return result
     remaining = budget.remaining()
-    best = _dive(master, pricer, classes, Budget(None if remaining is None else remaining / 2))
+    best = _valid(instance, _dive(master, pricer, classes,
+                                  Budget(None if remaining is None else remaining / 2)))
     if best is None or _cost(best, sizes) > result.bound:
-        found = _integer_master(master, budget, integer_share, time_limit)
+        found = _valid(instance, _integer_master(master, budget, integer_share, time_limit))
         if found is not None and (best is None or _cost(found, sizes) < _cost(best, sizes)):
             best = found
     result.object_ids, result.columns = best, len(master.columns)
     return result
+
+
+def _valid(instance: Instance, object_ids) -> list[int] | None:
+    """``object_ids`` when they form a valid SO(-IP) partition of ``instance``, else None."""
+    if object_ids is None:
+        return None
+    solution = SharedObjectsSolution.from_object_ids(instance, object_ids)
+    return None if validate(instance, Problem.SHARED_OBJECTS, solution) else object_ids
 
 
 def _cost(object_ids, sizes) -> int:

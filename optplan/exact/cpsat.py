@@ -24,7 +24,6 @@ from optplan.exact._colgen import configuration_bound
 from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
-from optplan.validate import validate
 
 __all__ = ["cpsat_shared_objects", "cpsat_offsets", "build_shared_objects_model",
            "build_offsets_model"]
@@ -379,10 +378,8 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
                  "configuration_columns": found.columns,
                  "configuration_time": round(budget.elapsed(), 6)}
         state.bound = max(state.bound, found.bound * unit)
-        if found.object_ids is not None:
-            candidate = SharedObjectsSolution.from_object_ids(instance, found.object_ids)
-            if not validate(instance, Problem.SHARED_OBJECTS, candidate):
-                state.improve(candidate)
+        if found.object_ids is not None:     # validated by configuration_bound
+            state.improve(SharedObjectsSolution.from_object_ids(instance, found.object_ids))
         trajectory.record(state.solution.total_size, state.bound)
         if stop_at_bound and state.solution.total_size <= state.bound:
             info["proof"] = "the configuration LP bound meets the incumbent"
