@@ -1,13 +1,16 @@
-"""Benchmark of ``search`` on MiniMalloc's challenging suite (issue 4's bar); not a test.
+"""Benchmark of ``search`` on MiniMalloc's challenging suite; not a test.
 
 By default the 11 instances of ``$OPTPLAN_SHARED/peer/minimalloc/challenging`` (default
-``../shared``; skipped cleanly when absent) at 60 s each. One row per instance: status,
-objective, proven bound, time, nodes, and the probes. When ``MINIMALLOC_BIN`` names a
+``../shared``; skipped cleanly when absent) at 60 s each, before (the pure-Python search, one
+worker) and after (the compiled core, ``--workers`` 2): one row per instance with status,
+objective, proven bound, time and nodes of each; then the nodes per second of both engines
+on the same probe (the compiled core's bar is 50x). When ``MINIMALLOC_BIN`` names a
 MiniMalloc binary *you built yourself* (never built or vendored here), the same instances go
 through it too, driven by the issue's bisection: probe the capacity in the file name, then
 the lower bound, then bisect on multiples of the sizes' gcd, at most 15 s a probe.
 
     python bench/search.py --instances A,B --time-limit 60
+    python bench/search.py --runs after --rate-seconds 0       # the compiled search alone
     MINIMALLOC_BIN=~/minimalloc/build/minimalloc python bench/search.py
 """
 
@@ -24,6 +27,8 @@ import time
 from pathlib import Path
 
 from optplan import Problem, lower_bound, solve
+from optplan.exact._search_core import ENGINES, TIMEOUT, SearchParams, decide, prepare
+from optplan.exact.offsets_bound import breadth_capacity
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,6 +46,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
     parser.add_argument("--switch", action="append", default=[], metavar="NAME=BOOL",
                         help="a SearchParams switch, e.g. --switch dominance=false")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="workers of the compiled run (default: %(default)s)")
+    parser.add_argument("--runs", default="before,after",
+                        help="which runs: before (python), after (compiled); default both")
+    parser.add_argument("--rate-seconds", type=float, default=10.0,
+                        help="seconds per engine for the nodes-per-second probe (0: skip)")
     parser.add_argument("--jsonl", type=Path, help="also append one JSON line per run here")
     return parser.parse_args(argv)
 
@@ -125,7 +136,43 @@ def run_minimalloc(binary: str, path: Path, time_limit: float) -> dict:
             "time": time.perf_counter() - start, "probes": probes}
 
 
+# -- nodes per second, the two engines on the same probe ---------------------------------------
+def nodes_per_second(instance, seconds: float) -> dict:
+    """Each engine on the same probe (capacity = max breadth) for at most ``seconds``: both
+    search the same tree, so a finished probe has the same node count in both."""
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    capacity = breadth_capacity(instance, prep)
+    rates = {}
+    for engine in ENGINES:
+        stats = {"nodes": 0}
+        start = time.perf_counter()
+        result = decide(prep, capacity, SearchParams(), start + seconds, stats, engine=engine)
+        elapsed = time.perf_counter() - start
+        rates[engine] = {"nodes": stats["nodes"], "seconds": elapsed,
+                         "finished": result is not TIMEOUT,
+                         "nodes_per_second": stats["nodes"] / elapsed if elapsed else 0.0}
+    return rates
+
+
 # -- the table ------------------------------------------------------------------------------
+RUNS = {"before": {"engine": "python", "workers": 1}, "after": {"engine": "compiled"}}
+"""``before``: the pure-Python search (one worker); ``after``: the compiled core with the
+``--workers`` given (default 2)."""
+
+
+def run_cell(instance, args, options, which: str) -> tuple[str, dict]:
+    settings = dict(RUNS[which])
+    settings.setdefault("workers", args.workers)
+    result = solve(instance, "search", "offsets", time_limit=args.time_limit, **settings,
+                   **options)
+    cell = f"{result.status.value:9} {result.objective:10} {result.best_bound:10} " \
+           f"{result.wall_time_s:7.1f} {result.info['nodes']:10}"
+    if not result.valid:
+        cell += "  INVALID: " + "; ".join(result.violations)
+    return cell, {**result.summary(), "nodes": result.info["nodes"], **settings,
+                  "probes": result.info["probes"]}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     files = suite_files(args)
@@ -134,38 +181,59 @@ def main(argv=None) -> int:
         return 0
     binary = os.environ.get("MINIMALLOC_BIN")
     options = switches(args)
-    header = f"{'instance':9} {'n':>4} {'status':9} {'objective':>10} {'bound':>10} " \
-             f"{'gap %':>6} {'time s':>7} {'nodes':>9}"
+    runs = [which for which in RUNS if which in args.runs]
+    columns = f"{'status':9} {'objective':>10} {'bound':>10} {'time s':>7} {'nodes':>10}"
+    header = f"{'instance':9} {'n':>4} " + " | ".join(f"{columns}" for _ in runs)
     if binary:
         header += f" | {'minimalloc':10} {'objective':>10} {'bound':>10} {'time s':>7}"
-    print(f"search, {args.time_limit:g} s per instance" + (f"; MiniMalloc: {binary}"
-                                                           if binary else ""))
+    print(f"search, {args.time_limit:g} s per instance; " + "; ".join(
+        f"{which}: {RUNS[which]['engine']} engine, "
+        f"{RUNS[which].get('workers', args.workers)} worker(s)" for which in runs)
+        + (f"; MiniMalloc: {binary}" if binary else ""))
     print(header)
     print("-" * len(header))
-    solved = 0
+    solved = dict.fromkeys(runs, 0)
+    rates = []
     for path in files:
         instance = read_minimalloc_csv(path)
-        result = solve(instance, "search", "offsets", time_limit=args.time_limit, **options)
-        solved += result.status.value == "OPTIMAL"
-        gap = 100 * (result.gap or 0.0)
         name = path.name.split(".")[0]
-        line = f"{name:9} {len(instance):4} {result.status.value:9} {result.objective:10} " \
-               f"{result.best_bound:10} {gap:6.2f} {result.wall_time_s:7.1f} " \
-               f"{result.info['nodes']:9}"
-        row = {"instance": name, "tensors": len(instance), **result.summary(),
-               "nodes": result.info["nodes"], "probes": result.info["probes"]}
-        if not result.valid:
-            line += "  INVALID: " + "; ".join(result.violations)
+        row = {"instance": name, "tensors": len(instance)}
+        cells = []
+        for which in runs:
+            cell, row[which] = run_cell(instance, args, options, which)
+            solved[which] += row[which]["status"] == "OPTIMAL"
+            cells.append(cell)
+        line = f"{name:9} {len(instance):4} " + " | ".join(cells)
         if binary:
             peer = run_minimalloc(binary, path, args.time_limit)
             line += f" | {peer['status']:10} {peer['objective'] or '-':>10} " \
                     f"{peer['bound']:10} {peer['time']:7.1f}"
             row["minimalloc"] = peer
         print(line, flush=True)
+        if args.rate_seconds > 0:
+            row["rates"] = nodes_per_second(instance, args.rate_seconds)
+            rates.append((name, row["rates"]))
         if args.jsonl:
             with args.jsonl.open("a") as handle:
                 handle.write(json.dumps(row) + "\n")
-    print(f"proven optimal: {solved} of {len(files)}")
+    print("proven optimal: " + ", ".join(f"{which} {solved[which]} of {len(files)}"
+                                         for which in runs))
+    if rates:
+        print(f"\nnodes per second on the same probe (capacity = max breadth, at most "
+              f"{args.rate_seconds:g} s per engine; a finished probe counts the same nodes in "
+              f"both)")
+        print(f"{'instance':9} {'nodes':>9} {'python/s':>10} {'nodes':>10} {'compiled/s':>11} "
+              f"{'speed-up':>9}")
+        for name, rate in rates:
+            python, compiled = rate["python"], rate["compiled"]
+            print(f"{name:9} {python['nodes']:9} {python['nodes_per_second']:10.0f} "
+                  f"{compiled['nodes']:10} {compiled['nodes_per_second']:11.0f} "
+                  f"{compiled['nodes_per_second'] / python['nodes_per_second']:8.1f}x")
+        total = {engine: (sum(r[engine]["nodes"] for _, r in rates),
+                          sum(r[engine]["seconds"] for _, r in rates)) for engine in ENGINES}
+        print(f"{'all':9} {total['python'][0]:9} {total['python'][0] / total['python'][1]:10.0f} "
+              f"{total['compiled'][0]:10} {total['compiled'][0] / total['compiled'][1]:11.0f} "
+              f"{total['compiled'][0] / total['compiled'][1] / (total['python'][0] / total['python'][1]):8.1f}x")
     return 0
 
 

@@ -17,6 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optplan import Instance, InputError, Status, solve, validate
+from optplan.bounds import max_breadth
+from optplan.exact._search_core import ENGINES, decide, prepare
+from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import TIMEOUT, SearchParams, pack, search
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.model import OffsetsSolution, round_up
@@ -128,14 +131,15 @@ SWITCH_CASES = [random_instance(random.Random(seed), max_tensors=6) for seed in 
     + [BRIDGE, GAP]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("combination", list(itertools.product([False, True], repeat=len(
     SearchParams.switch_names()))), ids=lambda c: "".join("1" if v else "0" for v in c))
-def test_every_switch_combination_gives_the_same_answer(combination):
+def test_every_switch_combination_gives_the_same_answer(combination, engine):
     params = SearchParams(**dict(zip(SearchParams.switch_names(), combination)))
     for instance in SWITCH_CASES:
         best = brute_force_arena(instance)
-        assert pack(instance, best - 1, params) is None
-        found = pack(instance, best, params)
+        assert pack(instance, best - 1, params, engine=engine) is None
+        found = pack(instance, best, params, engine=engine)
         assert found is not None
         assert_valid_packing(instance, found, best)
 
@@ -161,6 +165,117 @@ def test_decomposition_agrees_with_the_undivided_search():
             assert (ours is None) == (reference is None), (instance, capacity)
             if ours is not None:
                 assert_valid_packing(instance, ours, capacity)
+
+
+# -- the compiled core searches the reference's tree --------------------------------------
+def random_switches(rng: random.Random) -> SearchParams:
+    return SearchParams(**{name: rng.random() < 0.7 for name in SearchParams.switch_names()})
+
+
+def test_compiled_core_searches_the_reference_tree_node_for_node():
+    # Same answer, same offsets, same node count: the C extension is the Python search.
+    rng = random.Random(2718)
+    compared = 0
+    for trial in range(100):
+        instance = random_instance(rng, max_tensors=9) if trial % 2 else medium_instance(rng)
+        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+        breadth = max_breadth(instance) // prep.scale
+        for capacity in (breadth - 1, breadth, breadth + 1, breadth + 3):
+            params = random_switches(rng)
+            reference, ours = {}, {}
+            expected = decide(prep, capacity, params, time.perf_counter() + 0.2, reference,
+                              engine="python")
+            if expected is TIMEOUT:  # (a few switch-poor searches run long in Python)
+                continue
+            assert decide(prep, capacity, params, None, ours) == expected, (instance, params)
+            assert ours["nodes"] == reference["nodes"], (instance, capacity, params)
+            compared += 1
+    assert compared >= 300
+
+
+@pytest.mark.peer
+def test_compiled_core_matches_the_reference_on_a_minimalloc_instance(minimalloc_dir):
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "C.1048576.csv")
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes)
+    runs = {engine: {} for engine in ENGINES}
+    found = {engine: decide(prep, max_breadth(instance) // prep.scale, SearchParams(), None,
+                            runs[engine], engine=engine) for engine in ENGINES}
+    assert found["compiled"] == found["python"] is not None
+    assert runs["compiled"]["nodes"] == runs["python"]["nodes"] > 1000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_set_stop_flag_stops_the_search(engine):
+    rng = random.Random(3)
+    instance = medium_instance(rng)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes)
+    assert decide(prep, max_breadth(instance), SearchParams(), None, {}, engine=engine,
+                  stop=bytearray(b"\x01")) is TIMEOUT
+    assert decide(prep, max_breadth(instance), SearchParams(), None, {}, engine=engine,
+                  stop=bytearray(1)) is not TIMEOUT
+
+
+def test_unknown_engine_fails_clearly():
+    with pytest.raises(InputError, match="unknown engine 'fortran'"):
+        search(BRIDGE, engine="fortran")
+
+
+# -- two workers: proving and improving side by side --------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_two_workers_reach_the_brute_force_optimum(rng):
+    instance = random_instance(rng)
+    result = solve(instance, "search", "offsets", workers=2)
+    assert result.valid and result.status is Status.OPTIMAL
+    assert result.objective == optimum(instance) == result.best_bound
+    assert result.info["workers"] == 2
+
+
+def test_two_workers_agree_with_one_on_medium_instances():
+    rng = random.Random(77)
+    for _ in range(10):
+        instance = medium_instance(rng)
+        one = solve(instance, "search", "offsets", time_limit=20)
+        two = solve(instance, "search", "offsets", time_limit=20, workers=2)
+        assert one.status is two.status is Status.OPTIMAL
+        assert one.objective == two.objective
+        assert {probe["loop"] for probe in two.info["probes"]} <= {"prove", "improve"}
+
+
+# -- the capacity bound: refutations above max breadth ------------------------------------
+@settings(max_examples=100, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_capacity_bound_is_the_optimum_when_it_runs_to_the_end(rng):
+    instance = random_instance(rng)
+    proven = capacity_bound(instance)
+    assert max_breadth(instance) <= proven.bound == optimum(instance)
+    assert proven.optimal
+    assert_valid_packing(instance, proven.offsets, proven.bound)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.randoms(use_true_random=False), st.floats(0.0005, 0.01))
+def test_a_capacity_bound_cut_short_is_still_a_lower_bound(rng, seconds):
+    instance = medium_instance(rng)
+    proven = capacity_bound(instance, seconds)
+    assert proven.bound <= search(instance).solution.arena_size
+    assert all(probe["result"] in ("infeasible", "feasible", "timeout")
+               for probe in proven.probes)
+
+
+def test_capacity_bound_closes_the_aligned_gap_and_ignores_inplace_pairs():
+    assert capacity_bound(GAP).bound == 20
+    assert [probe["result"] for probe in capacity_bound(GAP).probes] == ["infeasible",
+                                                                          "feasible"]
+    paired = Instance.from_tuples([(0, 1, 4), (1, 2, 4)], inplace_pairs=[(0, 1)])
+    assert capacity_bound(paired) == CapacityBound(4, None, (), 0)  # the plain bound
+
+
+def test_cpsat_takes_the_search_bound():
+    outcome = solve(GAP, "cpsat", "offsets", time_limit=5, workers=2, feasibility_first=0,
+                    use_heuristics=False)
+    assert outcome.best_bound == 20
+    assert [part["search_bound"] for part in outcome.info["part_info"]] == [20]
 
 
 def test_switches_reach_the_method_and_unknown_ones_fail():

@@ -20,6 +20,7 @@ change. Everything here works in scaled integers (sizes and alignment divided by
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import dataclass, fields
@@ -28,7 +29,7 @@ import numpy as np
 
 from optplan.errors import SolverRangeError
 
-__all__ = ["SearchParams", "Prepared", "prepare", "decide", "TIMEOUT", "PREORDERS"]
+__all__ = ["SearchParams", "Prepared", "prepare", "decide", "TIMEOUT", "PREORDERS", "ENGINES"]
 
 PREORDERS = ("WAT", "TAW", "TWA")
 """Static preorders tried round-robin, MiniMalloc's defaults: each letter is a key, compared
@@ -143,14 +144,24 @@ class _Deadline(Exception):
     """The probe's deadline passed."""
 
 
+ENGINES = ("compiled", "python")
+"""Implementations of :func:`decide`: the C extension ``_search_ext`` (built by ``pip
+install``), and the Python reference it is checked against node for node."""
+
+
 def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
-           deadline: float | None = None, stats: dict | None = None):
+           deadline: float | None = None, stats: dict | None = None, *,
+           engine: str = "compiled", stop: bytearray | None = None):
     """Search for a packing of ``prep`` with every top <= ``capacity`` (scaled units).
 
     Returns the scaled offsets (a list), ``None`` when no packing exists (proven), or
-    :data:`TIMEOUT` when ``deadline`` (a ``time.perf_counter()`` value) passed first.
-    ``stats["nodes"]`` accumulates the nodes searched.
+    :data:`TIMEOUT` when ``deadline`` (a ``time.perf_counter()`` value) passed first or
+    ``stop[0]`` was set (by another thread; both are checked every :data:`SLICE_NODES` nodes).
+    ``stats["nodes"]`` accumulates the nodes searched. ``engine`` (one of :data:`ENGINES`)
+    picks the implementation; both search the same tree and count the same nodes.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
     stats = {} if stats is None else stats
     stats.setdefault("nodes", 0)
     n = len(prep.sizes)
@@ -164,11 +175,13 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
         raise SolverRangeError(f"sizes sum to {stack_height} units of {prep.scale} bytes, "
                                f"beyond the search's range (2^40)", field="size")
     capacity = min(capacity, stack_height)
-    if deadline is not None and time.perf_counter() > deadline:
+    if (deadline is not None and time.perf_counter() > deadline) or (stop is not None and stop[0]):
         return TIMEOUT
     preorders = PREORDERS if params.round_robin else PREORDERS[:1]
+    if engine == "compiled":
+        return _decide_compiled(prep, capacity, params, deadline, stats, preorders, stop)
     arrays = _Arrays.build(prep)
-    searches = [_Search(prep, arrays, capacity, params, deadline, preorder)
+    searches = [_Search(prep, arrays, capacity, params, deadline, preorder, stop)
                 for preorder in preorders]
     # Round robin: each search runs SLICE_NODES nodes in turn and then pauses where it is
     # (the searches are generators), so no work is redone; the first to finish answers.
@@ -190,6 +203,43 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
 
 SLICE_NODES = 1024
 """Nodes a search runs before the next preorder's turn (round robin)."""
+
+
+def _compressed(rows) -> tuple[np.ndarray, np.ndarray]:
+    """Row pointers and concatenated entries (int64) of a list of index tuples."""
+    pointers = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(row) for row in rows], out=pointers[1:])
+    entries = np.fromiter((i for row in rows for i in row), dtype=np.int64,
+                          count=int(pointers[-1]))
+    return pointers, entries
+
+
+def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
+                     deadline: float | None, stats: dict, preorders, stop):
+    """:func:`decide` by the C extension (the same search, node for node)."""
+    from optplan.exact import _search_ext
+
+    n, sections = len(prep.sizes), prep.num_sections
+    int64 = functools.partial(np.array, dtype=np.int64)
+    neighbour_rows, neighbours = _compressed(prep.neighbours)
+    member_rows, members = _compressed(prep.section_members)
+    sizes = int64(prep.sizes + (0,))
+    totals = np.zeros(sections, dtype=np.int64)
+    np.add.at(totals, np.repeat(np.arange(sections), np.diff(member_rows)), sizes[members])
+    starts, ends = int64(prep.section_start), int64(prep.section_end)
+    crossing = np.zeros(max(sections, 1), dtype=np.int64)  # buffers live in k and k + 1
+    np.add.at(crossing, starts, 1)
+    np.add.at(crossing, ends - 1, -1)
+    cuts = np.cumsum(crossing)[:max(sections - 1, 0)]
+    switches = (params.canonical, params.section_inference, params.unplaced_floor,
+                params.dominance, params.sibling_pruning, params.dynamic_decomposition)
+    seconds = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
+    code, offsets, nodes = _search_ext.decide(
+        n, sections, prep.alignment, sizes, int64(prep.width), starts, ends,
+        neighbour_rows, neighbours, member_rows, members, totals, cuts, capacity, switches,
+        tuple(preorders), SLICE_NODES, seconds, stop)
+    stats["nodes"] += nodes
+    return offsets if code == 1 else None if code == 0 else TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -238,11 +288,13 @@ class _Search:
     PLACED = 1 << 40  # offsets * key_width must stay within int64
 
     def __init__(self, prep: Prepared, arrays: "_Arrays", capacity: int,
-                 params: SearchParams, deadline: float | None, preorder: str):
+                 params: SearchParams, deadline: float | None, preorder: str,
+                 stop: bytearray | None):
         self.prep = prep
         self.capacity = capacity
         self.params = params
         self.deadline = deadline
+        self.stop = stop
         self.preorder = preorder
         self.nodes = 0
         n = len(prep.sizes)
@@ -343,7 +395,8 @@ class _Search:
         """Place one more buffer of ``part``, then recurse; True when the part is packed."""
         self.nodes += 1
         if not self.nodes % SLICE_NODES:
-            if self.deadline is not None and time.perf_counter() > self.deadline:
+            if (self.deadline is not None and time.perf_counter() > self.deadline) or (
+                    self.stop is not None and self.stop[0]):
                 raise _Deadline
             yield  # the next preorder's turn
         params, capacity, PLACED = self.params, self.capacity, self.PLACED

@@ -21,6 +21,7 @@ from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Tr
                                    solver_options, status_for, trimmed_lifetimes)
 from optplan.errors import InputError
 from optplan.exact._colgen import configuration_bound
+from optplan.exact.offsets_bound import capacity_bound
 from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -554,18 +555,22 @@ def _oriented_hint(instance, sizes, alignment, hint, symmetry_breaking) -> list[
 
 
 def _solve_offsets_part(part: Instance, start_offsets, target: int, time_limit, on_progress, *,
-                        workers, seed, solver_params, feasibility_first, export_path,
-                        symmetry_breaking, cumulative) -> PartOutcome:
-    """One time part: optionally a feasibility model at the bound, then the optimisation."""
+                        workers, seed, solver_params, feasibility_first, search_bound,
+                        export_path, symmetry_breaking, cumulative) -> PartOutcome:
+    """One time part: the search's bound, optionally a feasibility model at the bound, then
+    the optimisation."""
     scale = scaling(part, Problem.OFFSETS)
     unit, alignment = scale.unit, scale.alignment
     step = unit * alignment                            # bytes per offset step
-    lower = max(offsets_bound(part), target) // step  # both are multiples of the alignment
+    budget = Budget(time_limit)
+    info: dict = {}
+    proven = offsets_bound(part)
+    if search_bound and time_limit is not None:
+        proven = info["search_bound"] = capacity_bound(part, search_bound * time_limit).bound
+    lower = max(proven, target) // step  # both are multiples of the alignment
     start_units = [o // step for o in start_offsets]
     upper = max(u - (-s // alignment) for u, s in zip(start_units, scale.sizes))
     lower = min(lower, upper)   # a part already below the target needs no improvement
-    info: dict = {}
-    budget = Budget(time_limit)
     if feasibility_first and lower < upper:
         built = build_offsets_model(part, scale.sizes, alignment, lower=lower, upper=upper,
                                     fixed_arena=True, symmetry_breaking=symmetry_breaking,
@@ -609,7 +614,8 @@ def _arena(part: Instance, offsets) -> int:
 def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=None,
                   use_heuristics: bool = True, stop_at_bound: bool = True,
                   decompose: bool = True, feasibility_first: float = 0.3,
-                  symmetry_breaking: bool = True, cumulative: bool = True,
+                  search_bound: float = 0.1, symmetry_breaking: bool = True,
+                  cumulative: bool = True,
                   export_path=None, **solver_params) -> SolverOutcome:
     """Offsets (OC, OC-IP) by CP-SAT with NoOverlap2D, per time part.
 
@@ -626,6 +632,9 @@ def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=Non
         Fraction of a part's time spent first on the feasibility model with the arena fixed
         at the lower bound (0 disables it). A feasible answer is then optimal; an infeasible
         one raises the bound by one alignment step.
+    search_bound
+        Fraction of a part's time for raising its max breadth by the search's refutations
+        (:func:`~optplan.exact.offsets_bound.capacity_bound`; 0 or no time limit: off).
     symmetry_breaking, cumulative
         Model variants (see :func:`build_offsets_model`).
     export_path
@@ -645,7 +654,7 @@ def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=Non
                                    workers=flags["workers"], seed=flags["seed"],
                                    solver_params=solver_params,
                                    feasibility_first=feasibility_first,
-                                   export_path=export_path,
+                                   search_bound=search_bound, export_path=export_path,
                                    symmetry_breaking=symmetry_breaking, cumulative=cumulative)
 
     solution, bound, status, info = solve_offsets_by_parts(

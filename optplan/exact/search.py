@@ -4,20 +4,22 @@ MiniMalloc (Moffitt, "MiniMalloc: A Lightweight Memory Allocator for Hardware-Ac
 Machine Learning", ASPLOS'23; ``google/minimalloc``) decides "is there a packing with arena
 <= C?" by a depth-first search over canonical packings (see
 :mod:`optplan.exact._search_core`). This module adds the optimisation on top: probe the lower
-bound, then one granule below the best heuristic, then bisect. A probe that finds no packing
-proves the bound C + one granule; a probe that runs out of time proves nothing.
+bound upward, probe one granule below the best heuristic, then bisect; with two workers both
+at once. A probe that finds no packing proves the bound C + one granule; a probe that runs
+out of time proves nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
+import functools
+import threading
 import time
 
-from optplan.bounds import lower_bound
 from optplan.errors import InputError
-from optplan.exact._search_core import (PREORDERS, TIMEOUT, Prepared, SearchParams, decide,
-                                        prepare)
+from optplan.exact._search_core import (ENGINES, PREORDERS, TIMEOUT, Prepared, SearchParams,
+                                        decide, prepare)
+from optplan.exact.offsets_bound import breadth_capacity, granule, refute_upward
 from optplan.model import Instance, OffsetsSolution, Problem, round_up
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -26,9 +28,10 @@ __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS"]
 
 SOLVER = "optplan-search"
 FIRST_PROBE_SHARE = 0.5
-"""Share of the time limit for the lower-bound probe. When the bound is reachable (8 of
-MiniMalloc's 11 challenging instances) that probe is all the proof needed, and it needs at
-most 4.2 CPU-s there; the other half goes to the bisection where it is not."""
+"""With one worker, the share of the time limit for the *prove* loop. When the bound is
+reachable (9 of MiniMalloc's 11 challenging instances) its first probe is all the proof
+needed, and it needs at most 0.1 s there (compiled); the other half goes to the bisection
+where it is not."""
 
 
 def _params(switches: dict) -> SearchParams:
@@ -51,7 +54,8 @@ def _prepare(instance: Instance) -> Prepared:
 
 
 def pack(instance: Instance, capacity: int, params: SearchParams = SearchParams(),
-         deadline: float | None = None, *, stats: dict | None = None):
+         deadline: float | None = None, *, stats: dict | None = None,
+         engine: str = "compiled"):
     """Decide whether ``instance`` packs with arena ``<= capacity`` (bytes).
 
     Parameters
@@ -66,6 +70,8 @@ def pack(instance: Instance, capacity: int, params: SearchParams = SearchParams(
         A :func:`time.perf_counter` value after which the search gives up.
     stats : dict, optional
         ``stats["nodes"]`` accumulates the search nodes.
+    engine : str
+        ``"compiled"`` or ``"python"`` (see :data:`~optplan.exact._search_core.ENGINES`).
 
     Returns
     -------
@@ -80,7 +86,7 @@ def pack(instance: Instance, capacity: int, params: SearchParams = SearchParams(
     ((0, 2, 0), None)
     """
     prep = _prepare(instance)
-    result = decide(prep, capacity // prep.scale, params, deadline, stats)
+    result = decide(prep, capacity // prep.scale, params, deadline, stats, engine=engine)
     if result is None or result is TIMEOUT:
         return result
     return tuple(offset * prep.scale for offset in result)
@@ -131,18 +137,88 @@ def _heuristic_incumbent(instance: Instance, budget: float | None = None
     return best
 
 
+class _Progress:
+    """Incumbent, proven bound, probes and trajectory of one run, shared by its probing loops
+    (one thread each with two workers). Capacities are in scaled units."""
+
+    def __init__(self, instance: Instance, prep: Prepared, offsets, incumbent: int,
+                 bound: int, start: float):
+        self.instance, self.prep, self.start = instance, prep, start
+        self.offsets, self.incumbent, self.bound = offsets, incumbent, bound
+        self.probes: list[dict] = []
+        self.trajectory = [(0.0, incumbent, bound * prep.scale)]
+        self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
+        self.lock = threading.Lock()
+
+    def high(self) -> int:
+        """The largest capacity that would improve on the incumbent (a multiple of the
+        granule)."""
+        step = granule(self.prep)
+        return (self.incumbent - 1) // self.prep.scale // step * step
+
+    def record(self, loop: str, capacity: int, result: str, seconds: float, nodes: int,
+               offsets) -> None:
+        """Book one probe: a packing is a candidate incumbent, a refutation raises the bound."""
+        scale = self.prep.scale
+        with self.lock:
+            if result == "feasible":
+                offsets = tuple(offset * scale for offset in offsets)
+                arena = round_up(OffsetsSolution.from_offsets(self.instance, offsets).arena_size,
+                                 self.instance.alignment)
+                if arena < self.incumbent:
+                    self.offsets, self.incumbent = offsets, arena
+            elif result == "infeasible":
+                self.bound = max(self.bound, capacity + granule(self.prep))
+            self.probes.append({"capacity": capacity * scale, "result": result,
+                                "seconds": round(seconds, 6), "nodes": nodes, "loop": loop})
+            self.trajectory.append((time.perf_counter() - self.start, self.incumbent,
+                                    min(self.bound * scale, self.incumbent)))
+            if self.bound * scale >= self.incumbent:
+                self.stop[0] = 1
+
+    def improve(self, params: SearchParams, deadline: float | None, engine: str,
+                share: float = 0.5) -> None:
+        """Probe below the incumbent: one granule below it, then bisect between the lowest
+        capacity not yet tried (timeouts count as tried) and the incumbent. Each probe gets
+        ``share`` of the time left (the last possible one all of it)."""
+        step = granule(self.prep)
+        search_low, first = self.bound, True
+        while not self.stop[0]:
+            high = self.high()
+            low = max(search_low, self.bound)
+            now = time.perf_counter()
+            if low > high or (deadline is not None and now >= deadline):
+                break
+            capacity = high if first else low + (high - low) // 2 // step * step
+            first = False
+            probe_deadline = None if deadline is None else (
+                deadline if low == high else now + (deadline - now) * share)
+            stats = {"nodes": 0}
+            result = decide(self.prep, capacity, params, probe_deadline, stats, engine=engine,
+                            stop=self.stop)
+            outcome = ("timeout" if result is TIMEOUT else
+                       "infeasible" if result is None else "feasible")
+            self.record("improve", capacity, outcome, time.perf_counter() - now,
+                        stats["nodes"], None if outcome != "feasible" else result)
+            if outcome != "feasible":
+                search_low = capacity + step
+
+
 @register("search", Problem.OFFSETS, kind="exact",
           reference="MiniMalloc (Moffitt, ASPLOS'23), google/minimalloc src/solver.cc")
 def search(instance: Instance, *, time_limit: float | None = None, workers: int | None = None,
-           seed: int | None = None, **switches) -> SolverOutcome:
+           seed: int | None = None, engine: str = "compiled", **switches) -> SolverOutcome:
     """Minimise the arena by MiniMalloc-style depth-first search under a capacity bisection.
 
-    Order of the probes (capacities in granules of the gcd of the sizes and the alignment):
-    the lower bound (max breadth); then one granule below the best heuristic; then the middle
-    of what is left open. A packing found at C is the new incumbent; no packing at C proves
-    the bound C + 1 granule; a timed-out probe proves nothing. The lower-bound probe gets
-    :data:`FIRST_PROBE_SHARE` of the time, every later one half of what remains (the last
-    possible one all of it).
+    Two probing loops (capacities in granules of the gcd of the sizes and the alignment):
+    *prove* refutes capacities upward from the max breadth
+    (:func:`~optplan.exact.offsets_bound.refute_upward`; a refuted C proves the bound
+    C + 1 granule, a packing at C closes the gap); *improve* probes one granule below the
+    incumbent (the best heuristic at first), then bisects between the lowest capacity it has
+    not tried and the incumbent. A timed-out probe proves nothing. With one worker the loops
+    run one after the other, *prove* for :data:`FIRST_PROBE_SHARE` of the time; with two
+    (compiled engine) they run side by side in two threads until the incumbent meets the
+    bound or time runs out.
 
     Parameters
     ----------
@@ -151,9 +227,13 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     time_limit : float, optional
         Seconds for the whole run, heuristics included (``None``: until proven).
     workers : int, optional
-        Ignored: the search is pure Python and single-threaded.
+        1 (default): the loops in turn, deterministic; 2 or more: side by side (the compiled
+        engine only; which loop finds what first then depends on timing).
     seed : int, optional
         Ignored: the search is deterministic.
+    engine : str
+        ``"compiled"`` (default, the C extension) or ``"python"`` (the reference, the same
+        search node for node, ~50-100x slower).
     **switches : bool
         Fields of :class:`SearchParams` (all ``True`` by default), e.g. ``dominance=False``.
 
@@ -162,7 +242,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     SolverOutcome
         ``OPTIMAL`` only when the incumbent's arena (rounded up to the alignment) equals the
         proven bound; otherwise ``FEASIBLE`` with the proven bound. ``info`` holds ``nodes``,
-        ``probes`` (capacity, result, seconds, nodes each), ``time_limit`` and the switches.
+        ``probes`` (loop, capacity, result, seconds, nodes each), ``time_limit``, ``workers``,
+        ``engine`` and the switches.
 
     Examples
     --------
@@ -173,63 +254,43 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     from optplan import __version__
 
     params = _params(switches)
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r} of method 'search'; valid: "
+                         + ", ".join(ENGINES), field="engine")
+    workers = 1 if workers is None else int(workers)
     start = time.perf_counter()
     deadline = None if time_limit is None else start + float(time_limit)
     prep = _prepare(instance)
-    granule = prep.alignment  # objective values are multiples of granule * prep.scale
-    scale = prep.scale
     offsets, incumbent, heuristic = _heuristic_incumbent(
         instance, None if time_limit is None else 0.1 * float(time_limit))
-    bound = round_up(math.ceil(lower_bound(instance, Problem.OFFSETS) / scale), granule)
-    trajectory = [(time.perf_counter() - start, incumbent, bound * scale)]
-    probes: list[dict] = []
-    nodes = 0
+    progress = _Progress(instance, prep, offsets, incumbent, breadth_capacity(instance, prep),
+                         start)
 
-    search_low = bound  # where the next probes start (>= bound: timeouts prove nothing)
-    while True:
-        # Capacities (scaled, multiples of the granule) that could still beat the incumbent.
-        high = (incumbent - 1) // scale // granule * granule
-        if search_low > high:
-            break
-        if not probes:
-            capacity = search_low
-        elif len(probes) == 1:
-            capacity = high
-        else:
-            capacity = search_low + (high - search_low) // 2 // granule * granule
+    def prove(prove_deadline):
+        refute_upward(prep, progress.bound, progress.high(), prove_deadline, params=params,
+                      engine=engine, stop=progress.stop,
+                      on_probe=functools.partial(progress.record, "prove"))
+
+    if workers >= 2 and engine == "compiled":
+        prover = threading.Thread(target=prove, args=(deadline,), name="search-prove")
+        prover.start()
+        try:
+            progress.improve(params, deadline, engine)
+        finally:
+            prover.join()
+    else:
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
-            break
-        probe_deadline = None if deadline is None else (
-            deadline if search_low == high else now + (deadline - now) * (
-                FIRST_PROBE_SHARE if not probes else 0.5))
-        stats = {"nodes": 0}
-        result = decide(prep, capacity, params, probe_deadline, stats)
-        nodes += stats["nodes"]
-        if result is TIMEOUT:
-            outcome_name = "timeout"
-            search_low = capacity + granule
-        elif result is None:
-            outcome_name = "infeasible"
-            bound = search_low = capacity + granule
-        else:
-            outcome_name = "feasible"
-            offsets = tuple(offset * scale for offset in result)
-            incumbent = round_up(OffsetsSolution.from_offsets(instance, offsets).arena_size,
-                                 instance.alignment)
-        probes.append({"capacity": capacity * scale, "result": outcome_name,
-                       "seconds": round(time.perf_counter() - now, 6),
-                       "nodes": stats["nodes"]})
-        trajectory.append((time.perf_counter() - start, incumbent,
-                           min(bound * scale, incumbent)))
+        prove(None if deadline is None else now + (deadline - now) * FIRST_PROBE_SHARE)
+        progress.improve(params, deadline, engine)
 
-    proven = min(bound * scale, incumbent)
+    incumbent, scale = progress.incumbent, prep.scale
+    proven = min(progress.bound * scale, incumbent)
     status = Status.OPTIMAL if proven >= incumbent else Status.FEASIBLE
-    solution = OffsetsSolution.from_offsets(instance, offsets)
+    solution = OffsetsSolution.from_offsets(instance, progress.offsets)
     return SolverOutcome(
-        status=status, solution=solution, best_bound=incumbent if status is Status.OPTIMAL
-        else proven, solver=SOLVER, solver_version=__version__,
-        trajectory=tuple(trajectory),
-        info={"nodes": nodes, "probes": probes, "time_limit": time_limit,
-              "heuristic": heuristic, "granule": granule * scale,
-              "switches": dataclasses.asdict(params)})
+        status=status, solution=solution, best_bound=proven, solver=SOLVER,
+        solver_version=__version__, trajectory=tuple(progress.trajectory),
+        info={"nodes": sum(probe["nodes"] for probe in progress.probes),
+              "probes": progress.probes, "time_limit": time_limit, "workers": workers,
+              "engine": engine, "heuristic": heuristic,
+              "granule": granule(prep) * scale, "switches": dataclasses.asdict(params)})

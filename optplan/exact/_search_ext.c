@@ -1,0 +1,740 @@
+/* The compiled core of ``search``: the decision "is there a packing with arena <= C?".
+ *
+ * The same depth-first search over canonical packings as the reference implementation in
+ * ``optplan/exact/_search_core.py`` (after MiniMalloc, Moffitt ASPLOS'23), node for node: the
+ * same candidates in the same order, the same section inference, dominance, sibling pruning,
+ * dynamic decomposition and round-robin preorders, so that both count the same nodes. The
+ * recursion of the reference is an explicit stack of frames here, which lets a search pause
+ * after every SLICE_NODES nodes and resume where it stopped (the round robin).
+ *
+ * Everything is in scaled integers (int64). Python hands in flat int64 arrays built by
+ * ``_search_core.decide``; see ``decide_compiled`` below for the argument list.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int64_t i64;
+
+#define PLACED ((i64)1 << 40) /* a placed buffer's lowest offset: above every capacity */
+
+enum { KIND_NODE, KIND_PARTS };
+enum { MODE_ENTER, MODE_RETURN };
+enum { STEP_PAUSE, STEP_DONE, STEP_NOMEM };
+
+typedef struct {
+    i64 n, sections, alignment;
+    const i64 *sizes;            /* n + 1 entries, the last 0 */
+    const i64 *width;            /* lifetime length in ops */
+    const i64 *start, *end;      /* section span [start, end) of each buffer */
+    const i64 *nb_ptr, *nb_idx;  /* neighbours, compressed rows */
+    const i64 *sec_ptr, *sec_idx;/* section members, compressed rows */
+} Instance;
+
+typedef struct {
+    int canonical, section_inference, unplaced_floor, dominance, sibling_pruning,
+        dynamic_decomposition;
+} Params;
+
+/* One frame of the explicit recursion. A NODE frame places one more buffer of its part
+ * (the reference's ``_node``); a PARTS frame solves independent parts one after another
+ * (``_solve_part`` over the result of ``_split``). Arrays live in the search's pool; frames
+ * hold offsets into it, because the pool may move when it grows. */
+typedef struct {
+    int kind;
+    i64 mark;          /* pool top when the frame was pushed: popped back to it */
+    /* NODE */
+    i64 part, last_offset, last_rank;
+    i64 keys, num_keys, next_key;
+    i64 candidate_mark; /* pool top after the keys */
+    i64 b, place, lifted, num_lifted, saved_floors;
+    int lonely;        /* b overlaps no unplaced buffer */
+    int decomposed;    /* the cut counts of b's sections were lowered */
+    /* PARTS */
+    i64 parts, num_parts, next_part;
+} Frame;
+
+typedef struct {
+    const Instance *in;
+    Params p;
+    i64 capacity;
+    char preorder[3];
+    i64 *lowest, *total, *floor, *cuts, *solution;
+    i64 nodes;
+    int counted;       /* the current node was counted before a pause */
+    Frame *frames;
+    i64 num_frames, frames_cap;
+    i64 *pool;
+    i64 pool_top, pool_cap;
+    int mode, ret;
+    int started;
+} Search;
+
+/* -- small helpers ---------------------------------------------------------------------- */
+static i64 pool_alloc(Search *s, i64 count)
+{
+    if (s->pool_top + count > s->pool_cap) {
+        i64 cap = s->pool_cap ? s->pool_cap : 1024;
+        while (cap < s->pool_top + count) cap *= 2;
+        i64 *grown = realloc(s->pool, (size_t)cap * sizeof(i64));
+        if (!grown) return -1;
+        s->pool = grown;
+        s->pool_cap = cap;
+    }
+    i64 at = s->pool_top;
+    s->pool_top += count;
+    return at;
+}
+
+static Frame *push_frame(Search *s, int kind)
+{
+    if (s->num_frames == s->frames_cap) {
+        i64 cap = s->frames_cap ? 2 * s->frames_cap : 64;
+        Frame *grown = realloc(s->frames, (size_t)cap * sizeof(Frame));
+        if (!grown) return NULL;
+        s->frames = grown;
+        s->frames_cap = cap;
+    }
+    Frame *f = &s->frames[s->num_frames++];
+    memset(f, 0, sizeof(*f));
+    f->kind = kind;
+    f->mark = s->pool_top;
+    return f;
+}
+
+static void pop_frame(Search *s, int ret)
+{
+    s->pool_top = s->frames[--s->num_frames].mark;
+    s->ret = ret;
+    s->mode = MODE_RETURN;
+}
+
+/* Move the least key of keys[0, count) to keys[0]. A node usually descends into its first
+ * candidates, so its candidates are ordered lazily, one selection at a time. */
+static void select_least(i64 *keys, i64 count)
+{
+    i64 best = 0;
+    for (i64 j = 1; j < count; j++)
+        if (keys[j] < keys[best]) best = j;
+    i64 least = keys[best];
+    keys[best] = keys[0];
+    keys[0] = least;
+}
+
+/* A part in the pool: [section_lo, section_hi, m, members[m], ranks[m], order[m]]. */
+#define PART_LO(pool, at) ((pool)[(at)])
+#define PART_HI(pool, at) ((pool)[(at) + 1])
+#define PART_M(pool, at) ((pool)[(at) + 2])
+#define PART_MEMBERS(pool, at) ((pool) + (at) + 3)
+#define PART_RANKS(pool, at) ((pool) + (at) + 3 + PART_M(pool, at))
+#define PART_ORDER(pool, at) ((pool) + (at) + 3 + 2 * PART_M(pool, at))
+
+typedef struct {
+    __int128 key[3];
+    i64 buffer;
+} RankKey;
+
+static int compare_rank_keys(const void *a, const void *b)
+{
+    const RankKey *x = a, *y = b;
+    for (int k = 0; k < 3; k++)
+        if (x->key[k] != y->key[k]) return x->key[k] < y->key[k] ? -1 : 1;
+    return (x->buffer > y->buffer) - (x->buffer < y->buffer);
+}
+
+/* The static preorder of a part (the reference's ``_solve_part``): each letter is a key,
+ * largest first, ties to the lower buffer index. Fills ranks and order. */
+static int rank_part(Search *s, i64 at)
+{
+    const Instance *in = s->in;
+    i64 m = PART_M(s->pool, at);
+    RankKey *keys = malloc((size_t)(m ? m : 1) * sizeof(RankKey));
+    if (!keys) return -1;
+    const i64 *members = PART_MEMBERS(s->pool, at);
+    for (i64 j = 0; j < m; j++) {
+        i64 b = members[j];
+        i64 most = 0;
+        for (i64 k = in->start[b]; k < in->end[b]; k++)
+            if (s->total[k] > most || k == in->start[b]) most = s->total[k];
+        for (int letter = 0; letter < 3; letter++) {
+            __int128 value;
+            switch (s->preorder[letter]) {
+            case 'W': value = in->width[b]; break;
+            case 'A': value = (__int128)in->width[b] * in->sizes[b]; break;
+            default: value = most; break;
+            }
+            keys[j].key[letter] = -value;
+        }
+        keys[j].buffer = b;
+    }
+    qsort(keys, (size_t)m, sizeof(RankKey), compare_rank_keys);
+    i64 *ranks = PART_RANKS(s->pool, at), *order = PART_ORDER(s->pool, at);
+    for (i64 r = 0; r < m; r++) {
+        order[r] = keys[r].buffer;
+        /* members are listed in increasing index order: find b's position by bisection */
+        i64 lo = 0, hi = m;
+        while (lo < hi) {
+            i64 mid = (lo + hi) / 2;
+            if (members[mid] < keys[r].buffer) lo = mid + 1; else hi = mid;
+        }
+        ranks[lo] = r;
+    }
+    free(keys);
+    return 0;
+}
+
+/* The independent parts of the unplaced buffers of ``members`` between consecutive cut
+ * points (the reference's ``_split``). ``cutpoints`` (count ``num_cuts``) may be NULL: then
+ * every boundary no unplaced buffer crosses. Returns the pool offset of an array
+ * [num_parts, part offsets...], or -1 when out of memory. Members keep increasing order. */
+static i64 split(Search *s, const i64 *members_in, i64 m, i64 section_lo, i64 section_hi,
+                 const i64 *cutpoints_in, i64 num_cuts)
+{
+    const Instance *in = s->in;
+    i64 *members = malloc((size_t)(m ? m : 1) * sizeof(i64));
+    i64 *bounds = malloc((size_t)(section_hi - section_lo + 2) * sizeof(i64));
+    if (!members || !bounds) {
+        free(members);
+        free(bounds);
+        return -1;
+    }
+    memcpy(members, members_in, (size_t)m * sizeof(i64));
+    i64 num_bounds = 0;
+    bounds[num_bounds++] = section_lo;
+    if (cutpoints_in) {
+        for (i64 c = 0; c < num_cuts; c++) bounds[num_bounds++] = cutpoints_in[c];
+    } else {
+        for (i64 k = section_lo; k < section_hi - 1; k++)
+            if (s->cuts[k] == 0) bounds[num_bounds++] = k + 1;
+    }
+    bounds[num_bounds++] = section_hi;
+    i64 intervals = num_bounds - 1;
+    i64 table = pool_alloc(s, 1 + intervals);
+    if (table < 0) goto fail;
+    i64 num_parts = 0;
+    for (i64 t = 0; t < intervals; t++) {
+        i64 lo = bounds[t], hi = bounds[t + 1], count = 0;
+        for (i64 j = 0; j < m; j++) {
+            i64 u = members[j];
+            if (s->lowest[u] < PLACED && in->start[u] < hi && lo < in->end[u]) count++;
+        }
+        if (!count) continue;
+        i64 at = pool_alloc(s, 3 + 3 * count);
+        if (at < 0) goto fail;
+        i64 *pool = s->pool;
+        PART_LO(pool, at) = lo;
+        PART_HI(pool, at) = hi;
+        PART_M(pool, at) = count;
+        i64 *out = PART_MEMBERS(pool, at), c = 0;
+        for (i64 j = 0; j < m; j++) {
+            i64 u = members[j];
+            if (s->lowest[u] < PLACED && in->start[u] < hi && lo < in->end[u]) out[c++] = u;
+        }
+        if (rank_part(s, at) < 0) goto fail;
+        s->pool[table + 1 + num_parts++] = at;
+    }
+    s->pool[table] = num_parts;
+    free(members);
+    free(bounds);
+    return table;
+fail:
+    free(members);
+    free(bounds);
+    return -1;
+}
+
+/* Section inference over sections [lo, hi) with the current placement at ``offset``. */
+static int sections_fit(const Search *s, i64 lo, i64 hi, i64 offset)
+{
+    const Instance *in = s->in;
+    const Params *p = &s->p;
+    i64 capacity = s->capacity;
+    if (!p->section_inference) return 1;
+    if (p->unplaced_floor) {
+        /* max(min(least lowest offset, C), offset) + total <= C, decided without the whole
+         * minimum: a section with nothing unplaced passes; otherwise one member at or below
+         * C - total suffices */
+        for (i64 k = lo; k < hi; k++) {
+            if (!s->total[k]) continue;
+            i64 threshold = capacity - s->total[k];
+            if (threshold < 0 || (p->canonical && offset > threshold)) return 0;
+            i64 j = in->sec_ptr[k], last = in->sec_ptr[k + 1];
+            while (j < last && s->lowest[in->sec_idx[j]] > threshold) j++;
+            if (j == last) return 0;
+        }
+        return 1;
+    }
+    for (i64 k = lo; k < hi; k++) {
+        i64 floor = s->floor[k];
+        if (p->canonical && floor < offset) floor = offset;
+        if (s->total[k] > 0 && floor + s->total[k] > capacity) return 0;
+    }
+    return 1;
+}
+
+/* Undo the placement of frame f's current candidate. */
+static void undo_candidate(Search *s, Frame *f)
+{
+    const Instance *in = s->in;
+    i64 b = f->b, lo = in->start[b], hi = in->end[b], size = in->sizes[b];
+    if (f->decomposed) {
+        for (i64 k = lo; k < hi - 1; k++) s->cuts[k]++;
+        f->decomposed = 0;
+    }
+    for (i64 k = lo; k < hi; k++) s->total[k] += size;
+    if (!s->p.unplaced_floor) {
+        const i64 *saved = s->pool + f->saved_floors;
+        for (i64 k = lo; k < hi; k++) s->floor[k] = saved[k - lo];
+    }
+    const i64 *lifted = s->pool + f->lifted;
+    for (i64 j = 0; j < f->num_lifted; j++) s->lowest[lifted[2 * j]] = lifted[2 * j + 1];
+    s->lowest[b] = f->place;
+    s->pool_top = f->candidate_mark;
+}
+
+static int push_node(Search *s, i64 part, i64 last_offset, i64 last_rank)
+{
+    Frame *f = push_frame(s, KIND_NODE);
+    if (!f) return -1;
+    f->part = part;
+    f->last_offset = last_offset;
+    f->last_rank = last_rank;
+    s->mode = MODE_ENTER;
+    return 0;
+}
+
+static int push_parts(Search *s, i64 table)
+{
+    /* the table lies below the frame's mark: the parent's undo frees it */
+    Frame *f = push_frame(s, KIND_PARTS);
+    if (!f) return -1;
+    f->parts = table;
+    f->num_parts = s->pool[table];
+    f->next_part = 0;
+    s->mode = MODE_ENTER;
+    return 0;
+}
+
+/* Enter a NODE frame: count it, gather and sort its candidates. Returns 1 when it popped
+ * (answered at once), 0 when its candidates are ready, -1 on no memory. */
+static int enter_node(Search *s, Frame *f)
+{
+    const Instance *in = s->in;
+    const Params *p = &s->p;
+    i64 capacity = s->capacity, width = in->n + 1;
+    i64 at = f->part;
+    i64 m = PART_M(s->pool, at), lo = PART_LO(s->pool, at), hi = PART_HI(s->pool, at);
+    int any = 0;
+    i64 limit = capacity + 1;
+    {
+        const i64 *members = PART_MEMBERS(s->pool, at);
+        for (i64 j = 0; j < m; j++) {
+            i64 b = members[j], place = s->lowest[b];
+            if (place >= PLACED) continue;
+            any = 1;
+            if (p->dominance && place + in->sizes[b] < limit) limit = place + in->sizes[b];
+        }
+    }
+    if (!any) {
+        pop_frame(s, 1);
+        return 1;
+    }
+    if (p->section_inference && p->canonical) {
+        i64 most = s->total[lo];
+        for (i64 k = lo + 1; k < hi; k++)
+            if (s->total[k] > most) most = s->total[k];
+        if (capacity + 1 - most < limit) limit = capacity + 1 - most;
+    }
+    i64 keys = pool_alloc(s, m);
+    if (keys < 0) return -1;
+    const i64 *members = PART_MEMBERS(s->pool, at), *ranks = PART_RANKS(s->pool, at);
+    i64 *out = s->pool + keys, count = 0;
+    i64 ceiling = limit * width, last = f->last_offset * width + f->last_rank;
+    for (i64 j = 0; j < m; j++) {
+        i64 place = s->lowest[members[j]];
+        if (place >= PLACED) continue;
+        i64 key = place * width + ranks[j];
+        if (key < ceiling && (!p->canonical || key > last)) out[count++] = key;
+    }
+    if (!count) {
+        pop_frame(s, 0);
+        return 1;
+    }
+    f->keys = keys;
+    f->num_keys = count;
+    f->next_key = 0;
+    f->candidate_mark = s->pool_top;
+    return 0;
+}
+
+/* Try the next candidates of NODE frame f until one opens a child frame (returns 0), the
+ * frame pops (returns 0), or memory runs out (-1). */
+static int next_candidate(Search *s, Frame *f)
+{
+    const Instance *in = s->in;
+    const Params *p = &s->p;
+    i64 capacity = s->capacity, width = in->n + 1;
+    while (f->next_key < f->num_keys) {
+        i64 *keys = s->pool + f->keys + f->next_key;
+        select_least(keys, f->num_keys - f->next_key);
+        i64 key = keys[0];
+        f->next_key++;
+        i64 place = key / width, rank = key % width;
+        i64 at = f->part;
+        i64 b = PART_ORDER(s->pool, at)[rank];
+        i64 size = in->sizes[b], top = place + size;
+        if (top > capacity) continue;
+        s->solution[b] = place;
+        s->lowest[b] = PLACED;
+        i64 lifted_to = in->alignment == 1 ? top
+                        : (top + in->alignment - 1) / in->alignment * in->alignment;
+        i64 degree = in->nb_ptr[b + 1] - in->nb_ptr[b];
+        i64 lifted = pool_alloc(s, 2 * degree + (p->unplaced_floor ? 0 : in->end[b] - in->start[b]));
+        if (lifted < 0) return -1;
+        f->b = b;
+        f->place = place;
+        f->lifted = lifted;
+        f->decomposed = 0;
+        i64 *record = s->pool + lifted, num_lifted = 0;
+        int lonely = 1;
+        i64 lo = in->start[b], hi = in->end[b], check_lo = lo, check_hi = hi;
+        for (i64 j = in->nb_ptr[b]; j < in->nb_ptr[b + 1]; j++) {
+            i64 u = in->nb_idx[j], value = s->lowest[u];
+            if (value < PLACED) lonely = 0;
+            if (value < lifted_to) {
+                record[2 * num_lifted] = u;
+                record[2 * num_lifted + 1] = value;
+                num_lifted++;
+                s->lowest[u] = lifted_to;
+                if (in->start[u] < check_lo) check_lo = in->start[u];
+                if (in->end[u] > check_hi) check_hi = in->end[u];
+            }
+        }
+        f->num_lifted = num_lifted;
+        f->lonely = lonely;
+        if (!p->unplaced_floor) {
+            f->saved_floors = lifted + 2 * degree;
+            i64 *saved = s->pool + f->saved_floors;
+            for (i64 k = lo; k < hi; k++) {
+                saved[k - lo] = s->floor[k];
+                s->floor[k] = top;
+            }
+        }
+        for (i64 k = lo; k < hi; k++) s->total[k] -= size;
+        if (sections_fit(s, check_lo, check_hi, place)) {
+            if (p->dynamic_decomposition) {
+                /* the reference's ``_decompose``: split where no unplaced buffer crosses a
+                 * section boundary any more */
+                i64 part_lo = PART_LO(s->pool, at), part_hi = PART_HI(s->pool, at);
+                i64 cutpoints = pool_alloc(s, hi - lo > 0 ? hi - lo : 1), num_cuts = 0;
+                if (cutpoints < 0) return -1;
+                for (i64 k = lo; k < hi - 1; k++) {
+                    s->cuts[k]--;
+                    if (s->cuts[k] == 0 && part_lo <= k && k < part_hi - 1)
+                        s->pool[cutpoints + num_cuts++] = k + 1;
+                }
+                f->decomposed = 1;
+                if (num_cuts) {
+                    i64 table = split(s, PART_MEMBERS(s->pool, at), PART_M(s->pool, at),
+                                      part_lo, part_hi, s->pool + cutpoints, num_cuts);
+                    if (table < 0) return -1;
+                    return push_parts(s, table);
+                }
+            }
+            return push_node(s, at, place, rank);
+        }
+        undo_candidate(s, f);
+        if (p->sibling_pruning && lonely) {
+            pop_frame(s, 0);
+            return 0;
+        }
+    }
+    pop_frame(s, 0);
+    return 0;
+}
+
+/* Start part number ``next_part`` of PARTS frame f, or pop with True after the last. */
+static int next_part(Search *s, Frame *f)
+{
+    if (f->next_part == f->num_parts) {
+        pop_frame(s, 1);
+        return 0;
+    }
+    i64 at = s->pool[f->parts + 1 + f->next_part++];
+    return push_node(s, at, 0, -1);
+}
+
+/* Run the search until it pauses (after a multiple of slice nodes) or answers. */
+static int step(Search *s, i64 slice)
+{
+    const Instance *in = s->in;
+    if (!s->started) {
+        s->started = 1;
+        if (!sections_fit(s, 0, in->sections, 0)) {
+            s->ret = 0;
+            return STEP_DONE;
+        }
+        i64 all = pool_alloc(s, in->n);
+        if (all < 0) return STEP_NOMEM;
+        for (i64 b = 0; b < in->n; b++) s->pool[all + b] = b;
+        i64 table;
+        if (s->p.dynamic_decomposition) {
+            table = split(s, s->pool + all, in->n, 0, in->sections, NULL, 0);
+        } else {
+            table = pool_alloc(s, 2);
+            i64 at = pool_alloc(s, 3 + 3 * in->n);
+            if (table < 0 || at < 0) return STEP_NOMEM;
+            s->pool[table] = 1;
+            s->pool[table + 1] = at;
+            PART_LO(s->pool, at) = 0;
+            PART_HI(s->pool, at) = in->sections;
+            PART_M(s->pool, at) = in->n;
+            memcpy(PART_MEMBERS(s->pool, at), s->pool + all, (size_t)in->n * sizeof(i64));
+            if (rank_part(s, at) < 0) return STEP_NOMEM;
+        }
+        if (table < 0 || push_parts(s, table) < 0) return STEP_NOMEM;
+    }
+    for (;;) {
+        if (s->num_frames == 0) return STEP_DONE;
+        Frame *f = &s->frames[s->num_frames - 1];
+        int status = 0;
+        if (f->kind == KIND_PARTS) {
+            if (s->mode == MODE_RETURN && !s->ret) {
+                pop_frame(s, 0);
+                continue;
+            }
+            status = next_part(s, f);
+        } else if (s->mode == MODE_ENTER) {
+            if (!s->counted) {
+                s->nodes++;
+                if (s->nodes % slice == 0) {
+                    s->counted = 1;
+                    return STEP_PAUSE;
+                }
+            }
+            s->counted = 0;
+            status = enter_node(s, f);
+            if (status == 0) status = next_candidate(s, &s->frames[s->num_frames - 1]);
+            else if (status == 1) status = 0;
+        } else {
+            int found = s->ret;
+            undo_candidate(s, f);
+            if (found) {
+                pop_frame(s, 1);
+                continue;
+            }
+            if (s->p.sibling_pruning && f->lonely) {
+                pop_frame(s, 0);
+                continue;
+            }
+            status = next_candidate(s, f);
+        }
+        if (status < 0) return STEP_NOMEM;
+    }
+}
+
+static void free_search(Search *s)
+{
+    free(s->lowest);
+    free(s->total);
+    free(s->floor);
+    free(s->cuts);
+    free(s->solution);
+    free(s->frames);
+    free(s->pool);
+}
+
+static int init_search(Search *s, const Instance *in, const Params *p, i64 capacity,
+                       const char *preorder, const i64 *totals, const i64 *cuts)
+{
+    memset(s, 0, sizeof(*s));
+    s->in = in;
+    s->p = *p;
+    s->capacity = capacity;
+    memcpy(s->preorder, preorder, 3);
+    i64 n = in->n, sections = in->sections;
+    s->lowest = calloc((size_t)n + 1, sizeof(i64));
+    s->total = malloc((size_t)(sections ? sections : 1) * sizeof(i64));
+    s->floor = calloc((size_t)(sections ? sections : 1), sizeof(i64));
+    s->cuts = malloc((size_t)(sections ? sections : 1) * sizeof(i64));
+    s->solution = calloc((size_t)n + 1, sizeof(i64));
+    if (!s->lowest || !s->total || !s->floor || !s->cuts || !s->solution) return -1;
+    s->lowest[n] = PLACED;
+    memcpy(s->total, totals, (size_t)sections * sizeof(i64));
+    if (sections > 1) memcpy(s->cuts, cuts, (size_t)(sections - 1) * sizeof(i64));
+    s->mode = MODE_ENTER;
+    return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Array;
+
+static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
+{
+    if (PyObject_GetBuffer(object, &array->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    array->held = 1;
+    if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
+                     at_least);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(decide_doc,
+"decide(n, sections, alignment, sizes, width, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx,\n"
+"       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop)\n"
+"--\n\n"
+"Search for a packing with every top <= capacity (scaled units). Arrays are int64;\n"
+"``switches`` is (canonical, section_inference, unplaced_floor, dominance,\n"
+"sibling_pruning, dynamic_decomposition); ``preorders`` a tuple of 3-letter strings run\n"
+"round-robin ``slice_nodes`` nodes at a time; ``seconds`` the time left (negative: none);\n"
+"``stop`` None or a writable buffer whose first byte, once non-zero, stops the search (it\n"
+"is read between slices, so another thread may set it). Returns (code, offsets, nodes):\n"
+"code 1 packed (offsets a list), 0 no packing, -1 out of time or stopped.");
+
+static PyObject *decide(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t n, sections;
+    long long alignment, capacity, slice;
+    double seconds;
+    PyObject *objects[10], *switches, *preorders, *stop_object;
+    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdO", &n, &sections, &alignment,
+                          &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
+                          &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
+                          &capacity, &switches, &preorders, &slice, &seconds, &stop_object))
+        return NULL;
+    Py_buffer stop_view;
+    const volatile char *stop = NULL;
+    if (stop_object != Py_None) {
+        if (PyObject_GetBuffer(stop_object, &stop_view, PyBUF_WRITABLE) < 0) return NULL;
+        if (stop_view.len < 1) {
+            PyBuffer_Release(&stop_view);
+            PyErr_SetString(PyExc_ValueError, "stop: expected a writable buffer of >= 1 byte");
+            return NULL;
+        }
+        stop = stop_view.buf;
+    }
+    static const char *names[10] = {"sizes", "width", "start", "end", "nb_ptr", "nb_idx",
+                                    "sec_ptr", "sec_idx", "totals", "cuts"};
+    Py_ssize_t least[10] = {n + 1, n, n, n, n + 1, 0, sections + 1, 0, sections, 0};
+    Array arrays[10];
+    memset(arrays, 0, sizeof(arrays));
+    PyObject *result = NULL;
+    Search *searches = NULL;
+    int num_searches = 0;
+    for (int k = 0; k < 10; k++)
+        if (get_array(objects[k], &arrays[k], least[k], names[k]) < 0) goto done;
+    Params p;
+    if (!PyArg_ParseTuple(switches, "pppppp", &p.canonical, &p.section_inference,
+                          &p.unplaced_floor, &p.dominance, &p.sibling_pruning,
+                          &p.dynamic_decomposition))
+        goto done;
+    if (slice < 1 || alignment < 1 || !PyTuple_Check(preorders) || !PyTuple_GET_SIZE(preorders)) {
+        PyErr_SetString(PyExc_ValueError, "bad slice, alignment or preorders");
+        goto done;
+    }
+    Instance in = {n, sections, alignment,
+                   arrays[0].view.buf, arrays[1].view.buf, arrays[2].view.buf,
+                   arrays[3].view.buf, arrays[4].view.buf, arrays[5].view.buf,
+                   arrays[6].view.buf, arrays[7].view.buf};
+    num_searches = (int)PyTuple_GET_SIZE(preorders);
+    searches = calloc((size_t)num_searches, sizeof(Search));
+    if (!searches) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int k = 0; k < num_searches; k++) {
+        const char *letters = PyUnicode_AsUTF8(PyTuple_GET_ITEM(preorders, k));
+        if (!letters) goto done;
+        if (strlen(letters) != 3) {
+            PyErr_SetString(PyExc_ValueError, "a preorder has 3 letters of W, A, T");
+            goto done;
+        }
+        if (init_search(&searches[k], &in, &p, capacity, letters, arrays[8].view.buf,
+                        arrays[9].view.buf) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    double deadline = seconds < 0 ? -1.0 : now_seconds() + seconds;
+    int answer = -2;
+    const Search *winner = NULL;
+    while (answer == -2) {
+        for (int k = 0; k < num_searches && answer == -2; k++) {
+            int status;
+            Py_BEGIN_ALLOW_THREADS
+            status = step(&searches[k], slice);
+            Py_END_ALLOW_THREADS
+            if (status == STEP_NOMEM) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            if (status == STEP_DONE) {
+                answer = searches[k].ret;
+                winner = &searches[k];
+            } else {  /* paused at a slice boundary: the reference checks its deadline here */
+                if ((deadline >= 0 && now_seconds() > deadline) || (stop && *stop))
+                    answer = -1;
+                else if (PyErr_CheckSignals() < 0) goto done;
+            }
+        }
+    }
+    long long nodes = 0;
+    for (int k = 0; k < num_searches; k++) nodes += searches[k].nodes;
+    PyObject *offsets;
+    if (answer == 1) {
+        offsets = PyList_New(n);
+        if (!offsets) goto done;
+        for (Py_ssize_t b = 0; b < n; b++) {
+            PyObject *value = PyLong_FromLongLong(winner->solution[b]);
+            if (!value) {
+                Py_DECREF(offsets);
+                goto done;
+            }
+            PyList_SET_ITEM(offsets, b, value);
+        }
+    } else {
+        offsets = Py_NewRef(Py_None);
+    }
+    result = Py_BuildValue("iNL", answer, offsets, nodes);
+done:
+    if (searches) {
+        for (int k = 0; k < num_searches; k++) free_search(&searches[k]);
+        free(searches);
+    }
+    for (int k = 0; k < 10; k++)
+        if (arrays[k].held) PyBuffer_Release(&arrays[k].view);
+    if (stop) PyBuffer_Release(&stop_view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"decide", decide, METH_VARARGS, decide_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_search_ext",
+    "The compiled core of the offsets search (see optplan.exact._search_core).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__search_ext(void)
+{
+    return PyModule_Create(&module);
+}
