@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from optplan import Instance, InputError, Status, solve, validate
 from optplan.bounds import max_breadth
+from optplan.exact import _search_core
 from optplan.exact._search_core import ENGINES, decide, prepare
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import TIMEOUT, SearchParams, pack, search
@@ -193,13 +194,56 @@ def test_compiled_core_searches_the_reference_tree_node_for_node():
     assert compared >= 300
 
 
+def tight_instance(rng: random.Random) -> Instance:
+    """60-100 tensors with sizes from a few values: packing them at the max breadth takes
+    some backtracking, with failed subtrees that the ``transposition`` table remembers."""
+    span = rng.randint(10, 40)
+    triples = []
+    for _ in range(rng.randint(60, 100)):
+        first = rng.randint(0, span)
+        triples.append((first, first + rng.randint(0, span // 2),
+                        rng.choice([1, 2, 3, 4, 6, 8, 12, 16, 24])))
+    return Instance.from_tuples(triples)
+
+
+@pytest.mark.parametrize("entries", [None, 4], ids=["table", "tiny-table"])
+def test_the_failed_node_table_keeps_the_engines_node_for_node(entries, monkeypatch):
+    # With a tiny table it is emptied again and again; both engines must do so alike.
+    if entries:
+        monkeypatch.setattr(_search_core, "table_entries", lambda n: entries)
+    rng = random.Random(1)
+    remembered, goal = 0, 3 if entries is None else 1
+    for _ in range(800):
+        if remembered >= goal:
+            break
+        instance = tight_instance(rng)
+        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes)
+        capacity = max_breadth(instance)
+        runs = {engine: {} for engine in ENGINES}
+        found = {engine: decide(prep, capacity, SearchParams(), time.perf_counter() + 2,
+                                runs[engine], engine=engine) for engine in ENGINES}
+        if TIMEOUT in found.values():
+            continue
+        assert found["compiled"] == found["python"], instance
+        assert runs["compiled"]["nodes"] == runs["python"]["nodes"], instance
+        without = {}
+        decide(prep, capacity, SearchParams(transposition=False), None, without)
+        remembered += without["nodes"] != runs["compiled"]["nodes"]
+    assert remembered >= goal  # the table did cut some searches short
+
+
 @pytest.mark.peer
-def test_compiled_core_matches_the_reference_on_a_minimalloc_instance(minimalloc_dir):
-    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "C.1048576.csv")
+@pytest.mark.parametrize("name, capacity", [("C", None), ("D", 1025024)])
+def test_compiled_core_matches_the_reference_on_minimalloc_instances(minimalloc_dir, name,
+                                                                      capacity):
+    # C at its max breadth (1227 nodes); D at 1001 KiB, where the table cuts 33392 nodes to
+    # 27512.
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / f"{name}.1048576.csv")
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes)
+    capacity = max_breadth(instance) if capacity is None else capacity
     runs = {engine: {} for engine in ENGINES}
-    found = {engine: decide(prep, max_breadth(instance) // prep.scale, SearchParams(), None,
-                            runs[engine], engine=engine) for engine in ENGINES}
+    found = {engine: decide(prep, capacity // prep.scale, SearchParams(), None, runs[engine],
+                            engine=engine) for engine in ENGINES}
     assert found["compiled"] == found["python"] is not None
     assert runs["compiled"]["nodes"] == runs["python"]["nodes"] > 1000
 

@@ -73,6 +73,11 @@ class SearchParams:
     dynamic_decomposition: bool = True
     """Split into independent subproblems when no unplaced buffer crosses a section boundary
     (``dynamic_decomposition``)."""
+    transposition: bool = True
+    """Remember failed nodes (not in MiniMalloc): a node whose part and lowest offsets equal
+    those of a node that failed, with a canonical lower limit at least as high, fails too.
+    Different orders of stacking the same buffers reach the same state; the subtree below
+    is a function of the state, so it fails again (see :data:`TABLE_MIN_NODES`)."""
     round_robin: bool = True
     """Run the preorders of :data:`PREORDERS` round-robin, :data:`SLICE_NODES` nodes at a
     time, each resuming where it paused; the first to finish answers (off: the first preorder
@@ -203,6 +208,18 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
 
 SLICE_NODES = 1024
 """Nodes a search runs before the next preorder's turn (round robin)."""
+TABLE_MIN_NODES = 8
+"""A failed node is remembered (``transposition``) when its subtree had at least this many
+nodes below it: cheap failures are cheaper to redo than to store."""
+TABLE_BYTES = 32 << 20
+"""Memory for the failed nodes of one search; when the table is full it is emptied and
+refilled (both engines count entries the same way, so they stay node for node)."""
+
+
+def table_entries(n: int) -> int:
+    """Failed nodes one search remembers at most: an entry holds a part's members and their
+    lowest offsets (at most ``5 + 2n`` int64 words)."""
+    return max(256, TABLE_BYTES // (8 * (5 + 2 * n)))
 
 
 def _compressed(rows) -> tuple[np.ndarray, np.ndarray]:
@@ -232,12 +249,13 @@ def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
     np.add.at(crossing, ends - 1, -1)
     cuts = np.cumsum(crossing)[:max(sections - 1, 0)]
     switches = (params.canonical, params.section_inference, params.unplaced_floor,
-                params.dominance, params.sibling_pruning, params.dynamic_decomposition)
+                params.dominance, params.sibling_pruning, params.dynamic_decomposition,
+                params.transposition)
     seconds = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
     code, offsets, nodes = _search_ext.decide(
         n, sections, prep.alignment, sizes, int64(prep.width), starts, ends,
         neighbour_rows, neighbours, member_rows, members, totals, cuts, capacity, switches,
-        tuple(preorders), SLICE_NODES, seconds, stop)
+        tuple(preorders), SLICE_NODES, seconds, stop, table_entries(n), TABLE_MIN_NODES)
     stats["nodes"] += nodes
     return offsets if code == 1 else None if code == 0 else TIMEOUT
 
@@ -310,6 +328,8 @@ class _Search:
         self.floor = np.zeros(prep.num_sections, dtype=np.int64)
         self.total = arrays.totals.copy()  # sum of unplaced sizes per section
         self.cuts = list(arrays.cuts)
+        self.failed: dict = {}  # (part, lowest offsets of its members) -> least failed limit
+        self.table_entries = table_entries(n)
 
     # -- entry ---------------------------------------------------------------------------
     def run(self):
@@ -399,11 +419,30 @@ class _Search:
                     self.stop is not None and self.stop[0]):
                 raise _Deadline
             yield  # the next preorder's turn
+        places = self.lowest[part.members]
+        if _min_reduce(places) >= self.PLACED:
+            return True
+        if not self.params.transposition:
+            return (yield from self._expand(part, places, last_offset, last_rank))
+        state = (part.section_lo, part.section_hi, part.members.tobytes(), places.tobytes())
+        after = last_offset * self.key_width + last_rank if self.params.canonical else 0
+        failed = self.failed.get(state)
+        if failed is not None and after >= failed:
+            return False  # the same state failed with candidates after a lower (or equal) key
+        before = self.nodes
+        if (yield from self._expand(part, places, last_offset, last_rank)):
+            return True
+        if self.nodes - before >= TABLE_MIN_NODES:
+            failed = self.failed.get(state)
+            if failed is None and len(self.failed) >= self.table_entries:
+                self.failed.clear()
+            self.failed[state] = after if failed is None else min(failed, after)
+        return False
+
+    def _expand(self, part: "_Part", places: np.ndarray, last_offset: int, last_rank: int):
+        """The candidates of a node (``places``: its members' lowest offsets), in order."""
         params, capacity, PLACED = self.params, self.capacity, self.PLACED
         lowest, width = self.lowest, self.key_width
-        places = lowest[part.members]
-        if _min_reduce(places) >= PLACED:
-            return True
         # Candidates as keys offset * width + rank: the key order is the (offset, rank) order.
         limit = capacity + 1
         if params.dominance:

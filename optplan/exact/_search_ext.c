@@ -37,8 +37,18 @@ typedef struct {
 
 typedef struct {
     int canonical, section_inference, unplaced_floor, dominance, sibling_pruning,
-        dynamic_decomposition;
+        dynamic_decomposition, transposition;
 } Params;
+
+/* Failed nodes (the ``transposition`` switch): entries [hash, after, lo, hi, m, members[m],
+ * lowest[m]] in an arena, found through an open-addressing index of arena offsets + 1. When
+ * ``max_entries`` are stored the table is emptied (as the reference empties its dict). */
+typedef struct {
+    i64 *arena;
+    i64 used, capacity;
+    i64 *slots;
+    i64 mask, entries, max_entries, min_nodes;
+} Table;
 
 /* One frame of the explicit recursion. A NODE frame places one more buffer of its part
  * (the reference's ``_node``); a PARTS frame solves independent parts one after another
@@ -49,6 +59,7 @@ typedef struct {
     i64 mark;          /* pool top when the frame was pushed: popped back to it */
     /* NODE */
     i64 part, last_offset, last_rank;
+    i64 nodes_before; /* the search's node count when the node was entered */
     i64 keys, num_keys, next_key;
     i64 candidate_mark; /* pool top after the keys */
     i64 b, place, lifted, num_lifted, saved_floors;
@@ -72,6 +83,7 @@ typedef struct {
     i64 pool_top, pool_cap;
     int mode, ret;
     int started;
+    Table table;
 } Search;
 
 /* -- small helpers ---------------------------------------------------------------------- */
@@ -276,6 +288,106 @@ static int sections_fit(const Search *s, i64 lo, i64 hi, i64 offset)
     return 1;
 }
 
+/* -- the table of failed nodes ---------------------------------------------------------- */
+static uint64_t state_hash(const Search *s, i64 at)
+{
+    const i64 *members = PART_MEMBERS(s->pool, at);
+    i64 m = PART_M(s->pool, at);
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)PART_LO(s->pool, at);
+    h = (h ^ (uint64_t)PART_HI(s->pool, at)) * 0xBF58476D1CE4E5B9ULL;
+    for (i64 j = 0; j < m; j++) {
+        uint64_t b = (uint64_t)members[j];
+        h = (h ^ (b | ((uint64_t)s->lowest[b] << 24))) * 0x94D049BB133111EBULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* The arena offset of the entry of the current state of part ``at``, or -1. */
+static i64 table_find(const Search *s, i64 at, uint64_t hash)
+{
+    const Table *t = &s->table;
+    if (!t->slots) return -1;
+    const i64 *members = PART_MEMBERS(s->pool, at);
+    i64 m = PART_M(s->pool, at);
+    for (i64 slot = (i64)(hash & (uint64_t)t->mask);; slot = (slot + 1) & t->mask) {
+        i64 entry = t->slots[slot] - 1;
+        if (entry < 0) return -1;
+        const i64 *e = t->arena + entry;
+        if ((uint64_t)e[0] != hash || e[2] != PART_LO(s->pool, at) ||
+            e[3] != PART_HI(s->pool, at) || e[4] != m)
+            continue;
+        const i64 *stored = e + 5;
+        i64 j = 0;
+        while (j < m && stored[j] == members[j] && stored[m + j] == s->lowest[members[j]]) j++;
+        if (j == m) return entry;
+    }
+}
+
+/* Remember that the current state of part ``at`` failed with candidates after ``after``. */
+static int table_store(Search *s, i64 at, uint64_t hash, i64 after)
+{
+    Table *t = &s->table;
+    i64 entry = table_find(s, at, hash);
+    if (entry >= 0) {
+        if (after < t->arena[entry + 1]) t->arena[entry + 1] = after;
+        return 0;
+    }
+    if (!t->slots) {
+        i64 slots = 1;
+        while (slots < 2 * t->max_entries) slots *= 2;
+        t->slots = calloc((size_t)slots, sizeof(i64));
+        if (!t->slots) return -1;
+        t->mask = slots - 1;
+    }
+    if (t->entries >= t->max_entries) {  /* full: start afresh */
+        memset(t->slots, 0, (size_t)(t->mask + 1) * sizeof(i64));
+        t->entries = 0;
+        t->used = 0;
+    }
+    i64 m = PART_M(s->pool, at), words = 5 + 2 * m;
+    if (t->used + words > t->capacity) {
+        i64 capacity = t->capacity ? t->capacity : 4096;
+        while (capacity < t->used + words) capacity *= 2;
+        i64 *grown = realloc(t->arena, (size_t)capacity * sizeof(i64));
+        if (!grown) return -1;
+        t->arena = grown;
+        t->capacity = capacity;
+    }
+    i64 *e = t->arena + t->used;
+    const i64 *members = PART_MEMBERS(s->pool, at);
+    e[0] = (i64)hash;
+    e[1] = after;
+    e[2] = PART_LO(s->pool, at);
+    e[3] = PART_HI(s->pool, at);
+    e[4] = m;
+    for (i64 j = 0; j < m; j++) {
+        e[5 + j] = members[j];
+        e[5 + m + j] = s->lowest[members[j]];
+    }
+    i64 slot = (i64)(hash & (uint64_t)t->mask);
+    while (t->slots[slot]) slot = (slot + 1) & t->mask;
+    t->slots[slot] = t->used + 1;
+    t->used += words;
+    t->entries++;
+    return 0;
+}
+
+static i64 after_key(const Search *s, const Frame *f)
+{
+    return s->p.canonical ? f->last_offset * (s->in->n + 1) + f->last_rank : 0;
+}
+
+/* Pop NODE frame f as failed; remember it when its subtree was big enough. */
+static int fail_node(Search *s, Frame *f)
+{
+    if (s->p.transposition && s->nodes - f->nodes_before >= s->table.min_nodes &&
+        table_store(s, f->part, state_hash(s, f->part), after_key(s, f)) < 0)
+        return -1;
+    pop_frame(s, 0);
+    return 0;
+}
+
 /* Undo the placement of frame f's current candidate. */
 static void undo_candidate(Search *s, Frame *f)
 {
@@ -343,6 +455,14 @@ static int enter_node(Search *s, Frame *f)
         pop_frame(s, 1);
         return 1;
     }
+    if (p->transposition) {
+        i64 entry = table_find(s, at, state_hash(s, at));
+        if (entry >= 0 && after_key(s, f) >= s->table.arena[entry + 1]) {
+            pop_frame(s, 0); /* the same state failed with candidates after a lower key */
+            return 1;
+        }
+        f->nodes_before = s->nodes;
+    }
     if (p->section_inference && p->canonical) {
         i64 most = s->total[lo];
         for (i64 k = lo + 1; k < hi; k++)
@@ -360,10 +480,7 @@ static int enter_node(Search *s, Frame *f)
         i64 key = place * width + ranks[j];
         if (key < ceiling && (!p->canonical || key > last)) out[count++] = key;
     }
-    if (!count) {
-        pop_frame(s, 0);
-        return 1;
-    }
+    if (!count) return fail_node(s, f) < 0 ? -1 : 1;
     f->keys = keys;
     f->num_keys = count;
     f->next_key = 0;
@@ -448,13 +565,9 @@ static int next_candidate(Search *s, Frame *f)
             return push_node(s, at, place, rank);
         }
         undo_candidate(s, f);
-        if (p->sibling_pruning && lonely) {
-            pop_frame(s, 0);
-            return 0;
-        }
+        if (p->sibling_pruning && lonely) return fail_node(s, f);
     }
-    pop_frame(s, 0);
-    return 0;
+    return fail_node(s, f);
 }
 
 /* Start part number ``next_part`` of PARTS frame f, or pop with True after the last. */
@@ -528,7 +641,7 @@ static int step(Search *s, i64 slice)
                 continue;
             }
             if (s->p.sibling_pruning && f->lonely) {
-                pop_frame(s, 0);
+                if (fail_node(s, f) < 0) return STEP_NOMEM;
                 continue;
             }
             status = next_candidate(s, f);
@@ -546,12 +659,17 @@ static void free_search(Search *s)
     free(s->solution);
     free(s->frames);
     free(s->pool);
+    free(s->table.arena);
+    free(s->table.slots);
 }
 
 static int init_search(Search *s, const Instance *in, const Params *p, i64 capacity,
-                       const char *preorder, const i64 *totals, const i64 *cuts)
+                       const char *preorder, const i64 *totals, const i64 *cuts,
+                       i64 table_entries, i64 table_min_nodes)
 {
     memset(s, 0, sizeof(*s));
+    s->table.max_entries = table_entries;
+    s->table.min_nodes = table_min_nodes;
     s->in = in;
     s->p = *p;
     s->capacity = capacity;
@@ -597,27 +715,30 @@ static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const 
 
 PyDoc_STRVAR(decide_doc,
 "decide(n, sections, alignment, sizes, width, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx,\n"
-"       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop)\n"
+"       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop,\n"
+"       table_entries, table_min_nodes)\n"
 "--\n\n"
 "Search for a packing with every top <= capacity (scaled units). Arrays are int64;\n"
 "``switches`` is (canonical, section_inference, unplaced_floor, dominance,\n"
-"sibling_pruning, dynamic_decomposition); ``preorders`` a tuple of 3-letter strings run\n"
+"sibling_pruning, dynamic_decomposition, transposition); ``preorders`` a tuple of 3-letter strings run\n"
 "round-robin ``slice_nodes`` nodes at a time; ``seconds`` the time left (negative: none);\n"
 "``stop`` None or a writable buffer whose first byte, once non-zero, stops the search (it\n"
 "is read between slices, so another thread may set it). Returns (code, offsets, nodes):\n"
-"code 1 packed (offsets a list), 0 no packing, -1 out of time or stopped.");
+"code 1 packed (offsets a list), 0 no packing, -1 out of time or stopped. A search keeps\n"
+"at most ``table_entries`` failed nodes, those with >= ``table_min_nodes`` nodes below.");
 
 static PyObject *decide(PyObject *self, PyObject *args)
 {
     (void)self;
     Py_ssize_t n, sections;
-    long long alignment, capacity, slice;
+    long long alignment, capacity, slice, table_entries, table_min_nodes;
     double seconds;
     PyObject *objects[10], *switches, *preorders, *stop_object;
-    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdO", &n, &sections, &alignment,
+    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdOLL", &n, &sections, &alignment,
                           &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
                           &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
-                          &capacity, &switches, &preorders, &slice, &seconds, &stop_object))
+                          &capacity, &switches, &preorders, &slice, &seconds, &stop_object,
+                          &table_entries, &table_min_nodes))
         return NULL;
     Py_buffer stop_view;
     const volatile char *stop = NULL;
@@ -641,11 +762,11 @@ static PyObject *decide(PyObject *self, PyObject *args)
     for (int k = 0; k < 10; k++)
         if (get_array(objects[k], &arrays[k], least[k], names[k]) < 0) goto done;
     Params p;
-    if (!PyArg_ParseTuple(switches, "pppppp", &p.canonical, &p.section_inference,
+    if (!PyArg_ParseTuple(switches, "ppppppp", &p.canonical, &p.section_inference,
                           &p.unplaced_floor, &p.dominance, &p.sibling_pruning,
-                          &p.dynamic_decomposition))
+                          &p.dynamic_decomposition, &p.transposition))
         goto done;
-    if (slice < 1 || alignment < 1 || !PyTuple_Check(preorders) || !PyTuple_GET_SIZE(preorders)) {
+    if (table_entries < 1 || slice < 1 || alignment < 1 || !PyTuple_Check(preorders) || !PyTuple_GET_SIZE(preorders)) {
         PyErr_SetString(PyExc_ValueError, "bad slice, alignment or preorders");
         goto done;
     }
@@ -667,7 +788,7 @@ static PyObject *decide(PyObject *self, PyObject *args)
             goto done;
         }
         if (init_search(&searches[k], &in, &p, capacity, letters, arrays[8].view.buf,
-                        arrays[9].view.buf) < 0) {
+                        arrays[9].view.buf, table_entries, table_min_nodes) < 0) {
             PyErr_NoMemory();
             goto done;
         }
