@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= 2
 
 .PHONY: install run test paper clean
 
-$(STAMP): pyproject.toml setup.py optplan/exact/_search_ext.c
+$(STAMP): pyproject.toml setup.py $(wildcard optplan/*/*.c)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask]'

@@ -1,6 +1,11 @@
-"""The compiled core of the offsets search, built by ``pip install`` (metadata: pyproject.toml)."""
+"""The compiled parts of optplan, built by ``pip install`` (metadata: pyproject.toml): the
+offsets search's core and the offset planners' placement loop."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("optplan.exact._search_ext", ["optplan/exact/_search_ext.c"],
-                             extra_compile_args=["-O3"])])
+setup(ext_modules=[
+    Extension("optplan.exact._search_ext", ["optplan/exact/_search_ext.c"],
+              extra_compile_args=["-O3"]),
+    Extension("optplan.heuristics._placement_ext", ["optplan/heuristics/_placement_ext.c"],
+              extra_compile_args=["-O3"]),
+])

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from optplan import Instance, solve
 from optplan.formats import load_instance, read_minimalloc_csv
+from optplan.heuristics._placement import RULES, place, place_in_order
 from optplan.model import Problem
 from optplan.registry import methods
 from optplan.validate import validate
@@ -239,3 +241,17 @@ def test_tflite_takes_the_tightest_gap_not_the_lowest():
     # At op 1 the 5-byte x sees gaps [0, 14) and [20, 25): TFLite takes the tighter one.
     triples = [(2, 2, 25), (0, 0, 14), (1, 2, 10), (0, 1, 6), (1, 1, 5)]
     assert _offsets("tflite_arena", triples) == [0, 0, 25, 14, 20]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.randoms(use_true_random=False), st.sampled_from(sorted(RULES)),
+       st.sampled_from([1, 2, 8, 64]))
+def test_compiled_placement_is_the_python_loop(instance, rng, rule, alignment):
+    # The C loop behind xla_best_fit, tflite_arena, first_fit, best_fit and nntrainer_v3
+    # against the Python reference, for any order (not only the planners' own).
+    order = list(range(len(instance)))
+    rng.shuffle(order)
+    _, gap_rule = RULES[rule]
+    expected = place_in_order(instance, order,
+                              lambda starts, ends, size: gap_rule(starts, ends, size, alignment))
+    assert place(instance, order, rule, alignment).tolist() == expected.tolist()

@@ -18,8 +18,7 @@ instance's alignment by least common multiple, so the result is always valid).
 
 from __future__ import annotations
 
-from optplan.heuristics._placement import (effective_alignment, offsets_solution,
-                                           place_in_order, tflite_best_fit_offset)
+from optplan.heuristics._placement import effective_alignment, offsets_solution, place
 from optplan.model import Instance, OffsetsSolution, Problem
 from optplan.registry import register
 
@@ -61,7 +60,5 @@ def tflite_arena(instance: Instance, *, alignment: int | None = None) -> Offsets
     """
     step = effective_alignment(instance, alignment)
     order = tflite_allocation_order(instance)
-    offsets = place_in_order(instance, order,
-                             lambda starts, ends, size: tflite_best_fit_offset(starts, ends,
-                                                                               size, step))
+    offsets = place(instance, order, "tflite", step)
     return offsets_solution(instance, offsets)

@@ -5,33 +5,20 @@ Tensors are allocated in the order a runtime would request them — by first op,
 and each sees only the tensors still live at that moment, as ``malloc`` would (Knuth, TAOCP
 vol. 1 §2.5, first-fit and best-fit reservation). ``first_fit`` takes the lowest free aligned
 offset; ``best_fit`` takes the smallest free gap between live tensors that holds the tensor
-(the lowest such gap on a tie), else the top of the live tensors.
+(the lowest such gap on a tie), else the top of the live tensors. In an order by first op,
+the live tensors are exactly the placed ones that overlap the tensor in time, so both run on
+:func:`~optplan.heuristics._placement.place`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from optplan.heuristics._placement import (IntervalIndex, effective_alignment, lowest_fit,
-                                           offsets_solution, xla_best_fit_offset, UNPLACED)
+from optplan.heuristics._placement import effective_alignment, offsets_solution, place
 from optplan.model import Instance, OffsetsSolution, Problem
 from optplan.registry import register
 
-__all__ = ["first_fit", "best_fit", "allocate_online"]
-
-
-def allocate_online(instance: Instance, order, choose) -> np.ndarray:
-    """Allocate records in ``order`` (non-decreasing first op); ``choose(starts, ends, size)``
-    sees the chunks of the placed records live when the record starts. O(n·k) numpy work."""
-    index = IntervalIndex(instance)
-    sizes = instance.sizes
-    offsets = np.full(len(instance), UNPLACED, dtype=np.int64)
-    for record in order:
-        live = index.live_at(int(index.first[record]))
-        placed = live[offsets[live] >= 0]
-        starts = offsets[placed]
-        offsets[record] = choose(starts, starts + sizes[placed], int(sizes[record]))
-    return offsets
+__all__ = ["first_fit", "best_fit"]
 
 
 def _allocation_order(instance: Instance) -> np.ndarray:
@@ -52,8 +39,7 @@ def first_fit(instance: Instance) -> OffsetsSolution:
     (0, 8, 0)
     """
     alignment = effective_alignment(instance, None)
-    offsets = allocate_online(instance, _allocation_order(instance).tolist(),
-                              lambda s, e, size: lowest_fit(s, e, size, alignment))
+    offsets = place(instance, _allocation_order(instance), "lowest", alignment)
     return offsets_solution(instance, offsets)
 
 
@@ -66,6 +52,5 @@ def best_fit(instance: Instance) -> OffsetsSolution:
     Complexity O(n log n + n·k log k), k the live tensors at a time.
     """
     alignment = effective_alignment(instance, None)
-    offsets = allocate_online(instance, _allocation_order(instance).tolist(),
-                              lambda s, e, size: xla_best_fit_offset(s, e, size, alignment))
+    offsets = place(instance, _allocation_order(instance), "xla", alignment)
     return offsets_solution(instance, offsets)

@@ -23,9 +23,8 @@ import heapq
 
 import numpy as np
 
-from optplan.heuristics._placement import (align_up, effective_alignment, lowest_fit,
-                                           offsets_solution)
-from optplan.heuristics.fit import allocate_online
+from optplan.heuristics._placement import (align_up, effective_alignment, offsets_solution,
+                                           place)
 from optplan.model import Instance, OffsetsSolution, Problem
 from optplan.registry import register
 
@@ -103,6 +102,5 @@ def nntrainer_v3(instance: Instance) -> OffsetsSolution:
     Complexity O(n log n + n·k log k), k the live tensors at a time.
     """
     alignment = effective_alignment(instance, None)
-    offsets = allocate_online(instance, nntrainer_request_order(instance).tolist(),
-                              lambda s, e, size: lowest_fit(s, e, size, alignment))
+    offsets = place(instance, nntrainer_request_order(instance), "lowest", alignment)
     return offsets_solution(instance, offsets)

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from optplan.heuristics._placement import (IntervalIndex, effective_alignment,
-                                           offsets_solution, place_in_order,
-                                           xla_best_fit_offset)
+from optplan.heuristics._placement import effective_alignment, offsets_solution, place
 from optplan.errors import InputError
 from optplan.model import Instance, OffsetsSolution, Problem
 from optplan.registry import register
@@ -45,13 +43,6 @@ def xla_order(instance: Instance, packing: str) -> np.ndarray:
                      field="order")
 
 
-def _pack(instance: Instance, order: np.ndarray, alignment: int,
-          index: IntervalIndex) -> np.ndarray:
-    return place_in_order(instance, order.tolist(),
-                          lambda starts, ends, size: xla_best_fit_offset(starts, ends, size,
-                                                                         alignment),
-                          index)
-
 
 @register("xla_best_fit", Problem.OFFSETS, kind="heuristic", input="records",
           reference="xla/service/heap_simulator/heap_simulator.cc "
@@ -65,14 +56,14 @@ def xla_best_fit(instance: Instance, *, order: str = "best") -> OffsetsSolution:
     order : {"best", "spatial", "temporal"}
         ``best`` (XLA's buffer assignment) runs both and keeps the smaller arena.
 
-    Complexity O(n log n + sum over buffers of m log m), m the placed buffers overlapping it.
+    Complexity O(n log n + sum over buffers of m log m), m the placed buffers overlapping it
+    (compiled: :func:`~optplan.heuristics._placement.place`).
     """
     alignment = effective_alignment(instance, None)
     packings = XLA_ORDERS if order == "best" else (order,)
-    index = IntervalIndex(instance)
     best = None
     for packing in packings:
-        offsets = _pack(instance, xla_order(instance, packing), alignment, index)
+        offsets = place(instance, xla_order(instance, packing), "xla", alignment)
         solution = offsets_solution(instance, offsets)
         if best is None or solution.arena_size < best.arena_size:
             best = solution
