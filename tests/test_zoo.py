@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from optplan import Instance, solve
 from optplan.formats import load_instance, read_minimalloc_csv
 from optplan.heuristics._placement import RULES, place, place_in_order
+from optplan.heuristics.strip_packing import skyline_offsets
 from optplan.model import Problem
 from optplan.registry import methods
 from optplan.validate import validate
@@ -255,3 +256,11 @@ def test_compiled_placement_is_the_python_loop(instance, rng, rule, alignment):
     expected = place_in_order(instance, order,
                               lambda starts, ends, size: gap_rule(starts, ends, size, alignment))
     assert place(instance, order, rule, alignment).tolist() == expected.tolist()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(alignment=True))
+def test_compiled_skyline_is_the_python_loop(instance):
+    expected = skyline_offsets(instance, instance.alignment)
+    assert solve(instance, "strip_packing_best_fit", OFFSETS).solution.offsets == tuple(
+        expected.tolist())

@@ -29,7 +29,7 @@ from optplan.model import Instance, OffsetsSolution, Problem
 from optplan.profiles import compressed_times
 from optplan.registry import register
 
-__all__ = ["strip_packing_best_fit"]
+__all__ = ["strip_packing_best_fit", "skyline_offsets"]
 
 
 class _Skyline:
@@ -128,21 +128,15 @@ class _UnplacedBlocks:
             self._build(self.index[~self.placed])
 
 
-@register("strip_packing_best_fit", Problem.OFFSETS, kind="heuristic", input="records",
-          reference="Sekiyama et al. 2018, arXiv:1804.10001 §4 (best fit of Burke et al. 2004)")
-def strip_packing_best_fit(instance: Instance) -> OffsetsSolution:
-    """Skyline best fit: fill the lowest skyline segment with the block that fits it best.
-
-    Complexity O(n log n) heap work plus, per segment query, O(m) vectorised work over the m
-    blocks that start inside the segment (placed ones are compacted away in amortised O(n)).
-    """
-    alignment = effective_alignment(instance, None)
+def skyline_offsets(instance: Instance, alignment: int) -> np.ndarray:
+    """The best-fit loop in Python: the reference that the compiled loop of
+    :func:`strip_packing_best_fit` (``_placement_ext.skyline_best_fit``) is tested against."""
     count = len(instance)
+    offsets = np.zeros(count, dtype=np.int64)
     if count == 0:
-        return offsets_solution(instance, [])
+        return offsets
     first, last, num_times = compressed_times(instance)
     blocks = _UnplacedBlocks(first, last, instance.sizes)
-    offsets = np.zeros(count, dtype=np.int64)
     skyline = _Skyline(num_times)
     while blocks.remaining:
         segment = skyline.lowest()
@@ -165,4 +159,24 @@ def strip_packing_best_fit(instance: Instance) -> OffsetsSolution:
         if block_end < high:
             pieces.append((block_end + 1, high, height))
         skyline.replace([segment], pieces)
-    return offsets_solution(instance, offsets)
+    return offsets
+
+
+@register("strip_packing_best_fit", Problem.OFFSETS, kind="heuristic", input="records",
+          reference="Sekiyama et al. 2018, arXiv:1804.10001 §4 (best fit of Burke et al. 2004)")
+def strip_packing_best_fit(instance: Instance) -> OffsetsSolution:
+    """Skyline best fit: fill the lowest skyline segment with the block that fits it best.
+
+    The loop of :func:`skyline_offsets`, compiled (``_placement_ext``). Complexity O(n log n)
+    heap work plus, per segment query, a scan of the blocks that start inside the segment
+    (placed ones are compacted away in amortised O(n)).
+    """
+    from optplan.heuristics import _placement_ext
+
+    first, last, num_times = compressed_times(instance)
+    first, last = first.astype(np.int64), last.astype(np.int64)
+    order = np.lexsort((np.arange(len(instance)), first)).astype(np.int64)
+    offsets = _placement_ext.skyline_best_fit(first, last, instance.sizes.astype(np.int64),
+                                              order, num_times,
+                                              effective_alignment(instance, None))
+    return offsets_solution(instance, np.frombuffer(offsets, dtype=np.int64))
