@@ -25,7 +25,7 @@ from optplan.model import Instance, OffsetsSolution
 from optplan.profiles import compressed_times
 
 __all__ = ["IntervalIndex", "conflict_degrees", "conflict_edges", "effective_alignment",
-           "align_up", "lowest_fit", "xla_best_fit_offset", "tflite_best_fit_offset",
+           "align_up", "lowest_fit", "xla_best_fit_offset", "tflite_best_fit_offset", "top_fit",
            "offsets_solution", "place_in_order", "place", "RULES", "UNPLACED"]
 
 UNPLACED = -1
@@ -182,13 +182,18 @@ def tflite_best_fit_offset(starts: np.ndarray, ends: np.ndarray, size: int,
     return best_offset
 
 
+def top_fit(starts: np.ndarray, ends: np.ndarray, size: int, alignment: int) -> int:
+    """Above every chunk: the highest aligned end (TVM USMP's greedy), 0 without chunks."""
+    return int(align_up(int(ends.max()), alignment)) if len(ends) else 0
+
+
 def offsets_solution(instance: Instance, offsets) -> OffsetsSolution:
     """Wrap planner offsets (numpy or list) as a solution with the exact arena size."""
     return OffsetsSolution.from_offsets(instance, np.asarray(offsets, dtype=np.int64).tolist())
 
 
 RULES = {"lowest": (0, lowest_fit), "xla": (1, xla_best_fit_offset),
-         "tflite": (2, tflite_best_fit_offset)}
+         "tflite": (2, tflite_best_fit_offset), "top": (3, top_fit)}
 """Gap rules of :func:`place`: the C code and the Python function it is tested against."""
 
 

@@ -4,7 +4,8 @@
  * Records are placed one by one in a given order; each goes where a gap rule puts it among
  * the chunks [offset, offset + size) of the already placed records that overlap it in time.
  * The rules are those of the Python reference in ``_placement.py`` (``lowest_fit``,
- * ``xla_best_fit_offset``, ``tflite_best_fit_offset``), which the tests compare this with;
+ * ``xla_best_fit_offset``, ``tflite_best_fit_offset``, ``top_fit``), which the tests compare
+ * this with;
  * the overlap queries use the same block index as ``IntervalIndex``: a record overlapping
  * [s, e] is live at s (found in s's block) or starts in (s, e] (a slice of the records
  * sorted by start). Times are the compressed ones of ``profiles.compressed_times``.
@@ -18,7 +19,7 @@
 
 typedef int64_t i64;
 
-enum { RULE_LOWEST, RULE_XLA, RULE_TFLITE };
+enum { RULE_LOWEST, RULE_XLA, RULE_TFLITE, RULE_TOP };
 
 typedef struct {
     i64 start, end;
@@ -41,6 +42,12 @@ static i64 align_up(i64 value, i64 alignment)
 static i64 choose(Chunk *chunks, i64 count, i64 size, i64 alignment, int rule)
 {
     if (!count) return 0;
+    if (rule == RULE_TOP) { /* above them all: no sorting needed */
+        i64 top = 0;
+        for (i64 j = 0; j < count; j++)
+            if (chunks[j].end > top) top = chunks[j].end;
+        return align_up(top, alignment);
+    }
     qsort(chunks, (size_t)count, sizeof(Chunk), compare_chunks);
     i64 running = 0, best_offset = -1, best_fit = -1;
     for (i64 j = 0; j < count; j++) {
@@ -87,7 +94,8 @@ PyDoc_STRVAR(place_doc,
 "place(first, last, sizes, by_first, order, rule, alignment, num_times) -> bytes\n"
 "--\n\n"
 "Offsets (int64 bytes) of the records placed in ``order``, each by ``rule`` (0 lowest\n"
-"fit, 1 XLA best fit, 2 TFLite best fit) among the placed records overlapping it in time.\n"
+"fit, 1 XLA best fit, 2 TFLite best fit, 3 above them all) among the placed records\n"
+"overlapping it in time.\n"
 "``first``/``last`` are compressed times (< ``num_times``), ``by_first`` the records\n"
 "sorted by first time; every array int64.");
 
@@ -113,7 +121,7 @@ static PyObject *place(PyObject *self, PyObject *args)
         if (!(data[k] = get_array(objects[k], &arrays[k], n, names[k]))) goto done;
     const i64 *first = data[0], *last = data[1], *sizes = data[2], *by_first = data[3],
               *order = data[4];
-    if (rule < RULE_LOWEST || rule > RULE_TFLITE || alignment < 1 || num_times < 0) {
+    if (rule < RULE_LOWEST || rule > RULE_TOP || alignment < 1 || num_times < 0) {
         PyErr_SetString(PyExc_ValueError, "bad rule, alignment or num_times");
         goto done;
     }

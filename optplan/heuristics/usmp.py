@@ -33,7 +33,7 @@ from optplan.bounds import max_breadth
 from optplan.errors import InputError
 from optplan.heuristics._placement import (IntervalIndex, align_up, conflict_degrees,
                                            effective_alignment, lowest_fit, offsets_solution,
-                                           UNPLACED)
+                                           place, UNPLACED)
 from optplan.model import Instance, OffsetsSolution, Problem
 from optplan.registry import register
 
@@ -230,11 +230,10 @@ def hill_climb(sizes: np.ndarray, names: Sequence[str], neighbours: list[np.ndar
 
 def _greedy(instance: Instance, by: str) -> OffsetsSolution:
     alignment = effective_alignment(instance, None)
-    index = IntervalIndex(instance)
     order = usmp_order(instance.sizes.tolist(), conflict_degrees(instance).tolist(),
                        [r.id for r in instance.records], by)
-    offsets = greedy_above_conflicts(order, instance.sizes, index.overlapping, alignment)
-    return offsets_solution(instance, offsets)
+    # greedy_above_conflicts with the conflicts in time, compiled
+    return offsets_solution(instance, place(instance, order, "top", alignment))
 
 
 @register("usmp_greedy_by_size", Problem.OFFSETS, kind="heuristic", input="records",
@@ -242,7 +241,8 @@ def _greedy(instance: Instance, by: str) -> OffsetsSolution:
 def usmp_greedy_by_size(instance: Instance) -> OffsetsSolution:
     """TVM USMP ``greedy_by_size``: largest first, each above its placed conflicts.
 
-    Complexity O(n log n + E), E the conflicting pairs (numpy work per buffer).
+    Complexity O(n log n + E), E the conflicting pairs (compiled:
+    :func:`~optplan.heuristics._placement.place`).
     """
     return _greedy(instance, "size")
 
