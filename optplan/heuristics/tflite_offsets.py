@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from optplan.heuristics import tflite_shared_objects as shared
-from optplan.heuristics._intervals import OverlapIndex, smallest_gap_offset
+from optplan.heuristics._placement import place
 from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, round_up
 from optplan.registry import register
 
@@ -37,16 +37,12 @@ def objects_to_offsets(instance: Instance, solution: SharedObjectsSolution) -> O
 
 def place_in_order(instance: Instance, order) -> OffsetsSolution:
     """Place records in ``order``, each in the smallest gap among the placed records whose
-    lifetimes overlap its own (Pisarchyk & Lee 2020, Algorithm 3). O(n·k log k)."""
-    offsets = [0] * len(instance)
-    sizes = instance.sizes.tolist()
-    placed = OverlapIndex(instance)
-    for index in order:
-        neighbours = sorted(placed.overlapping(index), key=offsets.__getitem__)
-        offsets[index] = smallest_gap_offset(sizes[index], neighbours, offsets, sizes,
-                                             instance.alignment)
-        placed.add(index)
-    return OffsetsSolution.from_offsets(instance, offsets)
+    lifetimes overlap its own (Pisarchyk & Lee 2020, Algorithm 3, lines 7-20: gap starts
+    aligned and gaps measured from there; without a fitting gap right after the highest of
+    them). That is XLA's best-fit rule, so the compiled loop runs it:
+    :func:`~optplan.heuristics._placement.place` with rule ``"xla"``. O(n·k log k)."""
+    return OffsetsSolution.from_offsets(
+        instance, place(instance, order, "xla", instance.alignment).tolist())
 
 
 @register("greedy_by_size", _OC, reference=f"TFLite {_DIR}/greedy_by_size_assignment.cc "
@@ -60,14 +56,7 @@ def greedy_by_size_offsets(instance: Instance) -> OffsetsSolution:
 def greedy_by_breadth_offsets(instance: Instance) -> OffsetsSolution:
     """Ops by non-increasing breadth, their unplaced records by size, each into the smallest
     fitting gap."""
-    seen: set[int] = set()
-    order = []
-    for profile in shared.breadth_order(instance):
-        for index in profile:
-            if index not in seen:
-                seen.add(index)
-                order.append(index)
-    return place_in_order(instance, order)
+    return place_in_order(instance, shared.breadth_order(instance))
 
 
 def _stacked(strategy):

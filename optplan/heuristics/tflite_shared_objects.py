@@ -17,7 +17,7 @@ import numpy as np
 
 from optplan.bounds import positional_maximums
 from optplan.model import Instance, Problem, SharedObjectsSolution
-from optplan.profiles import breadths, operator_profiles
+from optplan.profiles import breadths, compressed_times
 from optplan.registry import register
 
 __all__ = ["naive", "equality", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
@@ -104,15 +104,29 @@ def greedy_in_order(instance: Instance) -> SharedObjectsSolution:
     return SharedObjectsSolution(tuple(object_ids), tuple(object_sizes))
 
 
-def breadth_order(instance: Instance) -> list[list[int]]:
-    """Operator profiles in non-increasing breadth (ties: earlier op first), each profile's
-    records in non-increasing size (ties: lower index first) — the order greedy by breadth
-    visits tensors in (Pisarchyk & Lee 2020, Algorithm 1)."""
-    profiles = operator_profiles(instance)
-    widths = breadths(instance).tolist()
-    sizes = instance.sizes.tolist()
-    order = sorted(range(len(profiles)), key=lambda op: -widths[op])
-    return [sorted(profiles[op], key=lambda i: -sizes[i]) for op in order]
+def breadth_order(instance: Instance) -> np.ndarray:
+    """Records in the order greedy by breadth visits them: ops by non-increasing breadth
+    (ties: earlier op first), each op's records not yet visited by non-increasing size (ties:
+    lower index) (Pisarchyk & Lee 2020, Algorithm 1). A record is visited at the first op of
+    that order where it is live, so the records sort by (that op's rank, -size, index); the
+    rank comes from a range minimum over the record's ops (a sparse table).
+    O((n + T) log T), T the kept ops."""
+    first, last, count = compressed_times(instance)
+    if not len(instance):
+        return np.zeros(0, dtype=np.int64)
+    rank = np.empty(count, dtype=np.int64)
+    rank[np.argsort(-breadths(instance), kind="stable")] = np.arange(count)
+    levels = [rank]  # levels[j][t]: the least rank over ops t .. t + 2^j - 1
+    while 2 ** len(levels) <= count:
+        below, half = levels[-1], 2 ** (len(levels) - 1)
+        levels.append(np.minimum(below[:-half], below[half:]))
+    level = np.frexp((last - first + 1).astype(np.float64))[1] - 1  # floor(log2(length))
+    visit = np.empty(len(instance), dtype=np.int64)
+    for j in np.unique(level).tolist():
+        records = np.flatnonzero(level == j)
+        visit[records] = np.minimum(levels[j][first[records]],
+                                    levels[j][last[records] - 2 ** j + 1])
+    return np.lexsort((np.arange(len(instance)), -instance.sizes, visit))
 
 
 def _schedule_free(schedule: list[tuple[int, int]], first: int, last: int) -> bool:
@@ -133,29 +147,26 @@ def greedy_by_breadth(instance: Instance) -> SharedObjectsSolution:
     object_ids = [-1] * len(records)
     object_sizes: list[int] = []
     schedules: list[list[tuple[int, int]]] = []
-    for profile in breadth_order(instance):
-        for index in profile:
-            if object_ids[index] >= 0:
-                continue
-            record = records[index]
-            best = None
-            for obj, schedule in enumerate(schedules):
-                if best is not None:
-                    best_size, size = object_sizes[best], object_sizes[obj]
-                    if best_size < record.size:
-                        if size <= best_size:
-                            continue
-                    elif size < record.size or size >= best_size:
+    for index in breadth_order(instance).tolist():
+        record = records[index]
+        best = None
+        for obj, schedule in enumerate(schedules):
+            if best is not None:
+                best_size, size = object_sizes[best], object_sizes[obj]
+                if best_size < record.size:
+                    if size <= best_size:
                         continue
-                if _schedule_free(schedule, record.first_op, record.last_op):
-                    best = obj
-            if best is None:
-                best = len(schedules)
-                schedules.append([])
-                object_sizes.append(record.size)
-            bisect.insort(schedules[best], (record.first_op, record.last_op))
-            object_sizes[best] = max(object_sizes[best], record.size)
-            object_ids[index] = best
+                elif size < record.size or size >= best_size:
+                    continue
+            if _schedule_free(schedule, record.first_op, record.last_op):
+                best = obj
+        if best is None:
+            best = len(schedules)
+            schedules.append([])
+            object_sizes.append(record.size)
+        bisect.insort(schedules[best], (record.first_op, record.last_op))
+        object_sizes[best] = max(object_sizes[best], record.size)
+        object_ids[index] = best
     return SharedObjectsSolution(tuple(object_ids), tuple(object_sizes))
 
 
