@@ -285,12 +285,26 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
                       on_probe=functools.partial(progress.record, "prove"))
 
     if workers >= 2 and engine == "compiled":
-        prover = threading.Thread(target=prove, args=(deadline,), name="search-prove")
+        failures: list[BaseException] = []
+
+        def prove_in_thread():
+            try:
+                prove(deadline)
+            except BaseException as error:  # re-raised by the caller's thread below
+                failures.append(error)
+                progress.stop[0] = 1
+
+        prover = threading.Thread(target=prove_in_thread, name="search-prove")
         prover.start()
         try:
             progress.improve(params, deadline, engine, alone=False)
+        except BaseException:
+            progress.stop[0] = 1  # (an interrupt, say): the prover stops too
+            raise
         finally:
             prover.join()
+        if failures:
+            raise failures[0]
     else:
         now = time.perf_counter()
         prove(None if deadline is None else now + (deadline - now) * FIRST_PROBE_SHARE)
