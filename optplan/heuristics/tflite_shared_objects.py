@@ -142,30 +142,35 @@ def _schedule_free(schedule: list[tuple[int, int]], first: int, last: int) -> bo
 def greedy_by_breadth(instance: Instance) -> SharedObjectsSolution:
     """Visit ops by breadth, then their unassigned tensors by size; put each tensor into the
     suitable object closest in size (the smallest one at least as large, else the largest,
-    which grows), or a new object. O(n·k log n)."""
+    which grows; ties to the lower object id), or a new object. The objects are kept sorted
+    by (size, id), so the search starts at the tensor's size and stops at the first object
+    free for the tensor's lifetime. O(n·k log n), k the objects tried per tensor."""
     records = instance.records
     object_ids = [-1] * len(records)
     object_sizes: list[int] = []
     schedules: list[list[tuple[int, int]]] = []
+    by_size: list[tuple[int, int]] = []  # (size, object), sorted
     for index in breadth_order(instance).tolist():
         record = records[index]
-        best = None
-        for obj, schedule in enumerate(schedules):
-            if best is not None:
-                best_size, size = object_sizes[best], object_sizes[obj]
-                if best_size < record.size:
-                    if size <= best_size:
-                        continue
-                elif size < record.size or size >= best_size:
-                    continue
-            if _schedule_free(schedule, record.first_op, record.last_op):
-                best = obj
+        first, last = record.first_op, record.last_op
+        at = bisect.bisect_left(by_size, (record.size, -1))
+        best = next((obj for _, obj in by_size[at:]
+                     if _schedule_free(schedules[obj], first, last)), None)
+        if best is None:  # none large enough: the largest, the lowest id among equals
+            for size, obj in reversed(by_size[:at]):
+                if best is not None and size < object_sizes[best]:
+                    break
+                if _schedule_free(schedules[obj], first, last):
+                    best = obj
         if best is None:
             best = len(schedules)
             schedules.append([])
             object_sizes.append(record.size)
-        bisect.insort(schedules[best], (record.first_op, record.last_op))
+        else:
+            by_size.remove((object_sizes[best], best))
+        bisect.insort(schedules[best], (first, last))
         object_sizes[best] = max(object_sizes[best], record.size)
+        bisect.insort(by_size, (object_sizes[best], best))
         object_ids[index] = best
     return SharedObjectsSolution(tuple(object_ids), tuple(object_sizes))
 
