@@ -41,12 +41,18 @@ typedef struct {
 } Params;
 
 /* Failed nodes (the ``transposition`` switch): entries [hash, after, lo, hi, m, members[m],
- * lowest[m]] in an arena, found through an open-addressing index of arena offsets + 1. When
- * ``max_entries`` are stored the table is emptied (as the reference empties its dict). */
+ * lowest[m]] in an arena, found through an open-addressing index of (hash, arena offset + 1)
+ * slots. When ``max_entries`` are stored the table is emptied (as the reference empties its
+ * dict). */
+typedef struct {
+    uint64_t hash;
+    i64 entry; /* arena offset + 1; 0: empty */
+} Slot;
+
 typedef struct {
     i64 *arena;
     i64 used, capacity;
-    i64 *slots;
+    Slot *slots;
     i64 mask, entries, max_entries, min_nodes;
 } Table;
 
@@ -60,6 +66,7 @@ typedef struct {
     /* NODE */
     i64 part, last_offset, last_rank;
     i64 nodes_before; /* the search's node count when the node was entered */
+    uint64_t hash;    /* of its state (the same when it fails: children are undone) */
     i64 keys, num_keys, next_key;
     i64 candidate_mark; /* pool top after the keys */
     i64 b, place, lifted, num_lifted, saved_floors;
@@ -289,18 +296,20 @@ static int sections_fit(const Search *s, i64 lo, i64 hi, i64 offset)
 }
 
 /* -- the table of failed nodes ---------------------------------------------------------- */
-static uint64_t state_hash(const Search *s, i64 at)
+/* A hash of part ``at``'s state from the sum over its members b of lowest[b] + 1 times a
+ * per-buffer odd constant (independent terms: the loop pipelines), mixed at the end. */
+static uint64_t state_term(i64 b, i64 lowest)
 {
-    const i64 *members = PART_MEMBERS(s->pool, at);
-    i64 m = PART_M(s->pool, at);
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)PART_LO(s->pool, at);
-    h = (h ^ (uint64_t)PART_HI(s->pool, at)) * 0xBF58476D1CE4E5B9ULL;
-    for (i64 j = 0; j < m; j++) {
-        uint64_t b = (uint64_t)members[j];
-        h = (h ^ (b | ((uint64_t)s->lowest[b] << 24))) * 0x94D049BB133111EBULL;
-        h ^= h >> 29;
-    }
-    return h;
+    return (uint64_t)(lowest + 1) * (((uint64_t)b * 0x9E3779B97F4A7C15ULL) | 1);
+}
+
+static uint64_t state_hash(const Search *s, i64 at, uint64_t sum)
+{
+    uint64_t h = sum ^ ((uint64_t)PART_LO(s->pool, at) * 0xBF58476D1CE4E5B9ULL) ^
+                 ((uint64_t)PART_HI(s->pool, at) * 0x94D049BB133111EBULL);
+    h ^= h >> 31;
+    h *= 0xD6E8FEB86659FD93ULL;
+    return h ^ (h >> 32);
 }
 
 /* The arena offset of the entry of the current state of part ``at``, or -1. */
@@ -311,11 +320,11 @@ static i64 table_find(const Search *s, i64 at, uint64_t hash)
     const i64 *members = PART_MEMBERS(s->pool, at);
     i64 m = PART_M(s->pool, at);
     for (i64 slot = (i64)(hash & (uint64_t)t->mask);; slot = (slot + 1) & t->mask) {
-        i64 entry = t->slots[slot] - 1;
+        i64 entry = t->slots[slot].entry - 1;
         if (entry < 0) return -1;
+        if (t->slots[slot].hash != hash) continue;
         const i64 *e = t->arena + entry;
-        if ((uint64_t)e[0] != hash || e[2] != PART_LO(s->pool, at) ||
-            e[3] != PART_HI(s->pool, at) || e[4] != m)
+        if (e[2] != PART_LO(s->pool, at) || e[3] != PART_HI(s->pool, at) || e[4] != m)
             continue;
         const i64 *stored = e + 5;
         i64 j = 0;
@@ -336,12 +345,12 @@ static int table_store(Search *s, i64 at, uint64_t hash, i64 after)
     if (!t->slots) {
         i64 slots = 1;
         while (slots < 2 * t->max_entries) slots *= 2;
-        t->slots = calloc((size_t)slots, sizeof(i64));
+        t->slots = calloc((size_t)slots, sizeof(Slot));
         if (!t->slots) return -1;
         t->mask = slots - 1;
     }
     if (t->entries >= t->max_entries) {  /* full: start afresh */
-        memset(t->slots, 0, (size_t)(t->mask + 1) * sizeof(i64));
+        memset(t->slots, 0, (size_t)(t->mask + 1) * sizeof(Slot));
         t->entries = 0;
         t->used = 0;
     }
@@ -366,8 +375,8 @@ static int table_store(Search *s, i64 at, uint64_t hash, i64 after)
         e[5 + m + j] = s->lowest[members[j]];
     }
     i64 slot = (i64)(hash & (uint64_t)t->mask);
-    while (t->slots[slot]) slot = (slot + 1) & t->mask;
-    t->slots[slot] = t->used + 1;
+    while (t->slots[slot].entry) slot = (slot + 1) & t->mask;
+    t->slots[slot] = (Slot){hash, t->used + 1};
     t->used += words;
     t->entries++;
     return 0;
@@ -382,7 +391,7 @@ static i64 after_key(const Search *s, const Frame *f)
 static int fail_node(Search *s, Frame *f)
 {
     if (s->p.transposition && s->nodes - f->nodes_before >= s->table.min_nodes &&
-        table_store(s, f->part, state_hash(s, f->part), after_key(s, f)) < 0)
+        table_store(s, f->part, f->hash, after_key(s, f)) < 0)
         return -1;
     pop_frame(s, 0);
     return 0;
@@ -440,23 +449,25 @@ static int enter_node(Search *s, Frame *f)
     i64 capacity = s->capacity, width = in->n + 1;
     i64 at = f->part;
     i64 m = PART_M(s->pool, at), lo = PART_LO(s->pool, at), hi = PART_HI(s->pool, at);
-    int any = 0;
-    i64 limit = capacity + 1;
-    {
-        const i64 *members = PART_MEMBERS(s->pool, at);
-        for (i64 j = 0; j < m; j++) {
-            i64 b = members[j], place = s->lowest[b];
-            if (place >= PLACED) continue;
-            any = 1;
-            if (p->dominance && place + in->sizes[b] < limit) limit = place + in->sizes[b];
-        }
+    i64 keys = pool_alloc(s, m);  /* (popping the frame frees it) */
+    if (keys < 0) return -1;
+    const i64 *members = PART_MEMBERS(s->pool, at), *ranks = PART_RANKS(s->pool, at);
+    i64 *out = s->pool + keys, count = 0, limit = capacity + 1;
+    uint64_t sum = 0;
+    for (i64 j = 0; j < m; j++) {  /* one pass: the unplaced members' keys, hash, dominance */
+        i64 b = members[j], place = s->lowest[b];
+        sum += state_term(b, place);
+        if (place >= PLACED) continue;
+        if (p->dominance && place + in->sizes[b] < limit) limit = place + in->sizes[b];
+        out[count++] = place * width + ranks[j];
     }
-    if (!any) {
+    if (!count) {  /* every member placed */
         pop_frame(s, 1);
         return 1;
     }
     if (p->transposition) {
-        i64 entry = table_find(s, at, state_hash(s, at));
+        f->hash = state_hash(s, at, sum);
+        i64 entry = table_find(s, at, f->hash);
         if (entry >= 0 && after_key(s, f) >= s->table.arena[entry + 1]) {
             pop_frame(s, 0); /* the same state failed with candidates after a lower key */
             return 1;
@@ -469,20 +480,12 @@ static int enter_node(Search *s, Frame *f)
             if (s->total[k] > most) most = s->total[k];
         if (capacity + 1 - most < limit) limit = capacity + 1 - most;
     }
-    i64 keys = pool_alloc(s, m);
-    if (keys < 0) return -1;
-    const i64 *members = PART_MEMBERS(s->pool, at), *ranks = PART_RANKS(s->pool, at);
-    i64 *out = s->pool + keys, count = 0;
-    i64 ceiling = limit * width, last = f->last_offset * width + f->last_rank;
-    for (i64 j = 0; j < m; j++) {
-        i64 place = s->lowest[members[j]];
-        if (place >= PLACED) continue;
-        i64 key = place * width + ranks[j];
-        if (key < ceiling && (!p->canonical || key > last)) out[count++] = key;
-    }
-    if (!count) return fail_node(s, f) < 0 ? -1 : 1;
+    i64 ceiling = limit * width, last = f->last_offset * width + f->last_rank, kept = 0;
+    for (i64 j = 0; j < count; j++)
+        if (out[j] < ceiling && (!p->canonical || out[j] > last)) out[kept++] = out[j];
+    if (!kept) return fail_node(s, f) < 0 ? -1 : 1;
     f->keys = keys;
-    f->num_keys = count;
+    f->num_keys = kept;
     f->next_key = 0;
     f->candidate_mark = s->pool_top;
     return 0;
