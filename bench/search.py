@@ -229,11 +229,11 @@ def main(argv=None) -> int:
             print(f"{name:9} {python['nodes']:9} {python['nodes_per_second']:10.0f} "
                   f"{compiled['nodes']:10} {compiled['nodes_per_second']:11.0f} "
                   f"{compiled['nodes_per_second'] / python['nodes_per_second']:8.1f}x")
-        total = {engine: (sum(r[engine]["nodes"] for _, r in rates),
-                          sum(r[engine]["seconds"] for _, r in rates)) for engine in ENGINES}
-        print(f"{'all':9} {total['python'][0]:9} {total['python'][0] / total['python'][1]:10.0f} "
-              f"{total['compiled'][0]:10} {total['compiled'][0] / total['compiled'][1]:11.0f} "
-              f"{total['compiled'][0] / total['compiled'][1] / (total['python'][0] / total['python'][1]):8.1f}x")
+        nodes = {engine: sum(r[engine]["nodes"] for _, r in rates) for engine in ENGINES}
+        speed = {engine: nodes[engine] / sum(r[engine]["seconds"] for _, r in rates)
+                 for engine in ENGINES}
+        print(f"{'all':9} {nodes['python']:9} {speed['python']:10.0f} {nodes['compiled']:10} "
+              f"{speed['compiled']:11.0f} {speed['compiled'] / speed['python']:8.1f}x")
     return 0
 
 

@@ -254,7 +254,8 @@ def test_compiled_placement_is_the_python_loop(instance, rng, rule, alignment):
     rng.shuffle(order)
     _, gap_rule = RULES[rule]
     expected = place_in_order(instance, order,
-                              lambda starts, ends, size: gap_rule(starts, ends, size, alignment))
+                              lambda starts, ends, size: gap_rule(starts, ends, size,
+                                                                  alignment))
     assert place(instance, order, rule, alignment).tolist() == expected.tolist()
 
 

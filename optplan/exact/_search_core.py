@@ -22,7 +22,7 @@ Two engines run this search (:data:`ENGINES`): the C extension ``_search_ext`` (
 ``pip install``; the default) and the Python code below. The Python code stays as the
 reference: it is the readable statement of the algorithm, and the tests check that the C
 code searches exactly its tree (same answer, same offsets, same node count, every switch),
-which catches a slip in the C code that the answers alone could hide. It is 25-120x slower.
+which catches a slip in the C code that the answers alone could hide. It is 20-80x slower.
 
 Time is cut into *sections*: the maximal time spans on which the set of live buffers does not
 change. Everything here works in scaled integers (sizes and alignment divided by their gcd).
@@ -190,7 +190,8 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
         raise SolverRangeError(f"sizes sum to {stack_height} units of {prep.scale} bytes, "
                                f"beyond the search's range (2^40)", field="size")
     capacity = min(capacity, stack_height)
-    if (deadline is not None and time.perf_counter() > deadline) or (stop is not None and stop[0]):
+    if (deadline is not None and time.perf_counter() > deadline) or (
+            stop is not None and stop[0]):
         return TIMEOUT
     preorders = PREORDERS if params.round_robin else PREORDERS[:1]
     if engine == "compiled":

@@ -246,7 +246,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         Ignored: the search is deterministic.
     engine : str
         ``"compiled"`` (default, the C extension) or ``"python"`` (the reference, the same
-        search node for node, ~50-100x slower).
+        search node for node, 20-80x slower).
     **switches : bool
         Fields of :class:`SearchParams` (all ``True`` by default), e.g. ``dominance=False``.
 
