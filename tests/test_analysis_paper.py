@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from optplan.analysis.load import optimum_table, suite_of
-from optplan.analysis.names import instance_title, is_paper_network, network_label
+from optplan.analysis.names import (canonical_problem, instance_title, is_paper_network,
+                                    method_label, network_label, problem_label)
 from optplan.analysis.report import hard_instances
 from optplan.analysis.tables import render_latex, render_markdown, strategy_table
 
@@ -116,12 +117,21 @@ def test_suite_of_instance_keys(key, suite):
 
 
 def test_network_names():
-    assert network_label("mobilenet_v2_fused_tflite_224") == "MobileNet v2 (tflite)"
-    assert network_label("resnet50_raw_onnx_224") == "ResNet-50 (raw, onnx)"
-    assert network_label("gpt2_train_torch_seq128") == "GPT-2 training (torch)"
-    assert network_label("paper_example") == "paper_example"
+    assert network_label("mobilenet_v2_fused_tflite_224") == "MobileNet v2 (TFLite)"
+    assert network_label("resnet50_raw_onnx_224") == "ResNet-50 (raw, ONNX)"
+    assert network_label("gpt2_train_torch_seq128") == "GPT-2 training (PyTorch)"
+    assert network_label("resnet50_raw_onnx_224", source=False) == "ResNet-50 (raw)"
+    assert network_label("hand_landmark_full_fused_tflite_224") == "Hand landmarks (TFLite)"
+    assert network_label("paper_example") == "paper example"
     assert is_paper_network("deeplab_v3_fused_torch_257")
     assert not is_paper_network("mobilenet_v2_train_torch_224")
     assert not is_paper_network("resnet50_fused_tflite_224")
     assert instance_title("D", "minimalloc") == "MiniMalloc D"
-    assert instance_title("vgg19_fused_tflite_224", "networks") == "VGG-19 (tflite)"
+    assert instance_title("D.1048576", "minimalloc") == "MiniMalloc D"
+    assert instance_title("vgg19_fused_tflite_224", "networks") == "VGG-19 (TFLite)"
+    assert instance_title("random_dag_200_seed1", "synthetic", width=100) == (
+        "random dag, 200 tensors, seed 1")
+    assert method_label("xla_best_fit") == "XLA best fit" and method_label("new_one") == "new one"
+    assert canonical_problem("shared-objects") == canonical_problem("shared_objects") == (
+        "shared_objects")
+    assert problem_label("shared-objects") == "shared objects"

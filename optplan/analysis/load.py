@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from optplan.analysis.names import canonical_problem
 from optplan.errors import InputError
 
 __all__ = ["load_results", "optimum_table", "instance_for_key", "suite_of", "SUITES"]
@@ -40,7 +41,8 @@ def load_results(run_dirs) -> pd.DataFrame:
     """All rows of one or more run directories (``results.jsonl``; every complete line).
 
     Nested columns (params, trajectory, info, violations) come back as Python objects.
-    Rows of older runs get the columns newer ones have: ``inplace`` (False), ``budget`` (a
+    Problem names come back as ``shared_objects`` however a row spells them. Rows of older
+    runs get the columns newer ones have: ``inplace`` (False), ``budget`` (a
     preload row's ``params.budget``); every row gets its ``suite`` (:func:`suite_of`).
     """
     if isinstance(run_dirs, (str, Path)):
@@ -70,6 +72,8 @@ def load_results(run_dirs) -> pd.DataFrame:
         table = table.drop_duplicates("job_id", keep="first").reset_index(drop=True)
     if table.empty:
         return table
+    if "problem" in table:  # rows spell it shared_objects or shared-objects
+        table["problem"] = table["problem"].map(canonical_problem)
     table["inplace"] = (table["inplace"].fillna(False).astype(bool) if "inplace" in table
                         else False)
     from_params = table["params"].map(lambda p: (p or {}).get("budget")

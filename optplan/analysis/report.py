@@ -9,7 +9,7 @@ import pandas as pd
 
 from optplan.analysis import figures
 from optplan.analysis.load import instance_for_key, load_results, optimum_table
-from optplan.analysis.names import instance_title
+from optplan.analysis.names import instance_title, method_label, network_label
 from optplan.analysis.style import save_figure
 from optplan.analysis.tables import (preload_table, render_latex, render_markdown,
                                      render_preload_markdown, strategy_table)
@@ -24,12 +24,16 @@ _INPLACE_TABLES = {"shared_objects": ("table1_shared_objects_inplace",
                                "Table 2 (in place): offsets with in-place pairs.")}
 
 
-def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
+def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
+                layout_instance: str | None = None,
                 layout_method: str = "greedy_by_size") -> list[str]:
-    """Write tables (Markdown, LaTeX) and figures (PDF, PNG); return the written paths."""
+    """Write tables (Markdown, LaTeX) and figures (PDF, PNG); return the written paths.
+
+    ``results`` (default: every row of ``run_dirs``) are the rows to report on, e.g. a
+    selection of them; solution files are looked up in ``run_dirs``."""
     run_dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    results = load_results(run_dirs)
+    results = load_results(run_dirs) if results is None else results
     written: list[str] = []
     tables_dir, figures_dir = out_dir / "tables", out_dir / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
@@ -48,8 +52,8 @@ def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
             (tables_dir / f"{stem}.tex").write_text(render_latex(table, methods, title, label))
             table.to_csv(tables_dir / f"{stem}.csv", index=False)
             written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "tex", "csv")]
-        written += save_figure(figures.gap_distribution_figure(results, problem), figures_dir,
-                               f"gaps_{problem}")
+        written += save_figure(figures.performance_profile_figure(results, problem),
+                               figures_dir, f"profile_{problem}")
     optima = optimum_table(results) if not results.empty else pd.DataFrame()
     if not optima.empty:
         optima.to_csv(tables_dir / "optima.csv", index=False)
@@ -159,6 +163,6 @@ def _layout(results, run_dirs, instance_name, method):
     heur_row = heuristic[heuristic["instance"] == chosen].iloc[0]
     instance = instance_for_key(opt_row["instance_key"])
     solutions = {label: read_solution_csv(instance, "offsets", _solution_path(row, run_dirs))
-                 for label, row in ((method, heur_row),
-                                    (f"optimum ({opt_row['method']})", opt_row))}
-    return figures.layout_figure(instance, solutions, title=chosen)
+                 for label, row in ((method_label(method), heur_row),
+                                    (f"optimum ({method_label(opt_row['method'])})", opt_row))}
+    return figures.layout_figure(instance, solutions, title=network_label(chosen))

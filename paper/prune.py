@@ -1,0 +1,84 @@
+"""Keep committed run directories small: what the paper reads, nothing else.
+
+Usage::
+
+    python paper/prune.py paper/results [--dry-run]
+
+In every run directory below the given folder: removes ``results.parquet``, ``results.csv``
+(``results.jsonl`` holds every row), ``logs/`` and the lock file, and keeps only the solution
+files that the paper reads — on the real networks (plain problems, first repetition), every
+heuristic plan above the proven optimum (the failure analysis, the layout figure) and one
+proven-optimal plan per instance and problem (the fastest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from optplan.analysis.load import load_results, optimum_table  # noqa: E402
+
+__all__ = ["kept_solutions", "prune"]
+
+
+def kept_solutions(run_dir: Path) -> set[str]:
+    """Job ids whose solution file the paper reads (module docstring)."""
+    rows = load_results([run_dir])
+    if rows.empty:
+        return set()
+    rows = rows[(rows["suite"] == "networks") & ~rows["inplace"].astype(bool)
+                & rows["problem"].isin(["shared_objects", "offsets"])
+                & (rows["valid"] == True)]  # noqa: E712
+    optima = optimum_table(rows).dropna(subset=["optimum"]).set_index(["instance", "problem"])
+    keep = set()
+    first = rows[rows["repetition"].fillna(0) == 0]
+    for _, row in first[first["kind"] == "heuristic"].iterrows():
+        key = (row["instance"], row["problem"])
+        if key in optima.index and row["objective"] > optima.loc[key, "optimum"]:
+            keep.add(row["job_id"])
+    proofs = rows[rows["status"] == "OPTIMAL"].sort_values("wall_time_s")
+    keep |= set(proofs.drop_duplicates(["instance", "problem"])["job_id"])
+    return keep
+
+
+def prune(results_root: Path, dry_run: bool = False) -> tuple[int, int]:
+    """Prune every run directory under ``results_root``; return (files kept, removed)."""
+    kept = removed = 0
+    for run_dir in sorted(p.parent for p in Path(results_root).glob("*/results.jsonl")):
+        for name in ("results.parquet", "results.csv", ".lock"):
+            path = run_dir / name
+            if path.exists():
+                removed += 1
+                if not dry_run:
+                    path.unlink()
+        if (run_dir / "logs").is_dir() and not dry_run:
+            shutil.rmtree(run_dir / "logs")
+        keep = kept_solutions(run_dir)
+        for path in sorted((run_dir / "solutions").glob("*")):
+            if path.stem in keep:
+                kept += 1
+            else:
+                removed += 1
+                if not dry_run:
+                    path.unlink()
+    return kept, removed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, help="folder holding run directories")
+    parser.add_argument("--dry-run", action="store_true", help="only count")
+    args = parser.parse_args(argv)
+    kept, removed = prune(args.results, args.dry_run)
+    print(f"kept {kept} solution files, removed {removed} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
