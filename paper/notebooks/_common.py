@@ -33,6 +33,7 @@ def raw_rows() -> list[dict]:
             if not line.endswith("\n"):
                 continue
             row = json.loads(line)
+            row["problem"] = row["problem"].replace("-", "_")  # either spelling
             if row["job_id"] not in seen:
                 seen.add(row["job_id"])
                 row["run_dir"] = str(run_dir)

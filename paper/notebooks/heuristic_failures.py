@@ -1,82 +1,96 @@
 # %% [markdown]
-# # Where a heuristic fails, and why
+# # Where heuristics fail, and why
 #
-# For offsets, take the instance where greedy by size (Pisarchyk & Lee 2020 §5.2) is furthest
-# from the proven optimum. Reload both committed solutions, re-validate them, and find the
-# tensor whose top edge sets the heuristic's arena: at the operators where it is live, the
-# live tensors need far less than the arena — the rest is fragmentation that the optimum avoids.
+# Every committed heuristic plan above the proven optimum on the distinct real networks
+# (plain problems, first repetition; `paper/prune.py` keeps exactly these solution files) is
+# reloaded, re-validated and given a failure mode (`optplan.analysis.failures`):
+#
+# * offsets — *stacked objects* (a shared-objects plan stacked into one arena),
+#   *fragmented peak* (the tensor that sets the arena is live at an operator of maximum
+#   breadth), *off-peak fragmentation* (it is live only below the maximum breadth);
+# * shared objects — *extra objects* (more objects than the largest profile has tensors),
+#   *oversized objects* (some object larger than its positional maximum).
+#
+# Independently of the classifier, each offsets failure is checked to be fragmentation: the
+# bytes live under the arena-setting tensor fit in the optimum, so the extra memory is unused
+# address space. The counts must equal the paper's (`paper/build.py`).
 
 # %%
+import sys
+from collections import Counter, defaultdict
 from pathlib import Path
 
-from _common import proven_optima, raw_rows
+from _common import PAPER, proven_optima, raw_rows, run_dirs
 
-from optplan.analysis.load import instance_for_key
-from optplan.bounds import max_breadth
+from optplan.analysis.failures import classify_offsets, classify_shared_objects
+from optplan.analysis.load import instance_for_key, load_results
+from optplan.analysis.tables import duplicate_instances
 from optplan.formats import read_solution_csv
 from optplan.validate import validate
 
-METHOD = "greedy_by_size"
+sys.path.insert(0, str(PAPER))
+import build  # noqa: E402  (the paper's own failure table, to compare with)
+
 rows = raw_rows()
 optima = proven_optima(rows)
+results = load_results(run_dirs())
+networks = results[results["suite"] == "networks"]
+duplicates = duplicate_instances(networks)
+dropped = {name for rest in duplicates.values() for name in rest}
+shared_objects_total = {(r["instance"], r["method"]): r["objective"] for r in rows
+                        if r["problem"] == "shared_objects" and r["kind"] == "heuristic"
+                        and not r.get("inplace") and r["valid"]}
 
 # %%
-candidates = []
+modes = Counter()
+by_method = defaultdict(Counter)
+instances = {}
 for row in rows:
-    key = (row["instance"], "offsets")
-    if (row["method"] == METHOD and row["problem"] == "offsets" and row["valid"]
-            and not row.get("inplace")
-            and key in optima and row.get("solution_file")
-            and (Path(row["run_dir"]) / row["solution_file"]).is_file()):
-        candidates.append(((row["objective"] - optima[key]) / optima[key], row))
-assert candidates, "no committed greedy-by-size offsets solution with a proven optimum"
-gap, heuristic_row = max(candidates, key=lambda c: c[0])
-name = heuristic_row["instance"]
-print(f"worst instance for {METHOD}: {name}, gap {100 * gap:.1f} %")
+    key = (row["instance"], row["problem"])
+    path = Path(row["run_dir"]) / (row.get("solution_file") or "")
+    if (row["kind"] != "heuristic" or not row["valid"] or row.get("inplace")
+            or row.get("repetition") or row["instance"] in dropped
+            or key not in optima or row["objective"] <= optima[key] or not path.is_file()
+            or "/data/networks/" not in "/" + row["instance_key"]):
+        continue
+    if row["instance"] not in instances:
+        instances[row["instance"]] = instance_for_key(row["instance_key"]).without_inplace()
+    instance = instances[row["instance"]]
+    solution = read_solution_csv(instance, row["problem"], path)
+    assert validate(instance, row["problem"], solution) == [], (row["instance"], row["method"])
+    if row["problem"] == "offsets":
+        assert solution.arena_size == row["objective"]
+        mode = classify_offsets(instance, solution,
+                                shared_objects_total.get((row["instance"], row["method"])))
+        if mode != "stacked objects":
+            top = max(range(len(instance)), key=lambda i: solution.offsets[i]
+                      + instance.records[i].size)
+            record = instance.records[top]
+            live = max(sum(r.size for r in instance.records if r.first_op <= op <= r.last_op)
+                       for op in range(record.first_op, record.last_op + 1))
+            assert live <= optima[key] < solution.arena_size, (row["instance"], row["method"])
+    else:
+        assert solution.total_size == row["objective"]
+        mode = classify_shared_objects(instance, solution)
+    modes[(row["problem"], mode)] += 1
+    by_method[(row["problem"], row["method"])][mode] += 1
 
 # %%
-instance = instance_for_key(heuristic_row["instance_key"]).without_inplace()  # as solve() ran it
-heuristic = read_solution_csv(instance, "offsets",
-                              Path(heuristic_row["run_dir"]) / heuristic_row["solution_file"])
-assert validate(instance, "offsets", heuristic) == []
-assert heuristic.arena_size == heuristic_row["objective"]
-
-optimal_rows = [r for r in rows if r["instance"] == name and r["problem"] == "offsets"
-                and not r.get("inplace")
-                and r["status"] == "OPTIMAL" and r.get("solution_file")
-                and (Path(r["run_dir"]) / r["solution_file"]).is_file()]
-if optimal_rows:
-    optimal_row = optimal_rows[0]
-    optimum = read_solution_csv(instance, "offsets",
-                                Path(optimal_row["run_dir"]) / optimal_row["solution_file"])
-    assert validate(instance, "offsets", optimum) == []
-    assert optimum.arena_size == optima[(name, "offsets")] <= heuristic.arena_size
-    print(f"optimum ({optimal_row['method']}): {optimum.arena_size} B, "
-          f"{METHOD}: {heuristic.arena_size} B")
+for problem in ("offsets", "shared_objects"):
+    total = sum(n for (p, _), n in modes.items() if p == problem)
+    print(f"\n{problem}: {total} failing plans")
+    for (p, mode), count in sorted(modes.items()):
+        if p == problem:
+            print(f"  {mode:24} {count:5d} ({100 * count / total:.0f} %)")
+    print(f"  {'method':36} modes")
+    for (p, method), counter in sorted(by_method.items()):
+        if p == problem:
+            print(f"  {method:36} " + ", ".join(f"{m}: {n}" for m, n in sorted(counter.items())))
 
 # %% [markdown]
-# ## The tensor that sets the arena, and the memory live under it
+# ## The paper counts the same
 
 # %%
-records = instance.records
-top = max(range(len(records)), key=lambda i: heuristic.offsets[i] + records[i].size)
-record = records[top]
-assert heuristic.offsets[top] + record.size == heuristic.arena_size
-
-
-def live_bytes(op: int) -> int:
-    return sum(r.size for r in records if r.first_op <= op <= r.last_op)
-
-
-live_peak = max(live_bytes(op) for op in range(record.first_op, record.last_op + 1))
-print(f"top tensor #{top}: {record.size} B live over ops [{record.first_op}, {record.last_op}], "
-      f"placed at offset {heuristic.offsets[top]}")
-print(f"live bytes at its ops: at most {live_peak}; arena {heuristic.arena_size}; "
-      f"fragmentation {heuristic.arena_size - live_peak} B "
-      f"({100 * (heuristic.arena_size - live_peak) / heuristic.arena_size:.1f} % of the arena)")
-print(f"max breadth of the instance: {max_breadth(instance)}")
-
-# The heuristic's extra memory over the optimum is wasted address space, not live data:
-# the live bytes under the top tensor fit in the optimum's arena.
-if gap > 0:
-    assert live_peak <= optima[(name, "offsets")] < heuristic.arena_size
+table = build.failure_table(build.drop_duplicates(networks, duplicates), run_dirs())
+assert Counter(zip(table["problem"], table["mode"])) == modes, "the paper's counts differ"
+print(f"{len(table)} failing plans, the same modes as the paper's table")
