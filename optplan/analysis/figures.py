@@ -145,7 +145,7 @@ def solve_time_figure(results: pd.DataFrame):
                    & (results["problem"] != "preload")]
     if "suite" not in rows:
         rows = rows.assign(suite="other")
-    figure, axis = plt.subplots(figsize=(_WIDTH * 0.7, 2.8))
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 2.3))
     series = sorted({(m, p) for m, p in zip(rows["method"], rows["problem"])})
     handles = []
     for index, (method, problem) in enumerate(series):
@@ -169,9 +169,9 @@ def solve_time_figure(results: pd.DataFrame):
     axis.set_yscale("log")
     axis.set_xlabel("tensors")
     axis.set_ylabel("wall time (s)")
-    if len(rows):  # outside the axes, so it hides no point
-        axis.legend(handles=handles, frameon=False, loc="upper left",
-                    bbox_to_anchor=(1.02, 1.0))
+    if len(rows):  # below the axes, so it hides no point
+        axis.legend(handles=handles, frameon=False, loc="upper center", ncol=2,
+                    bbox_to_anchor=(0.45, -0.22), columnspacing=1.0)
     return figure
 
 
