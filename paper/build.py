@@ -260,12 +260,14 @@ def network_appendix(networks: pd.DataFrame, problem: str) -> str:
             "--" if best_method is None else
             percent_cell(values.min() / reference - 1),
             "--" if optimal is None else f"{optimal}/{len(values)}"])
-    header = ["network", "tensors", r"lower\\bound", "optimum", r"fastest proof\\(median of 3)",
+    header = ["network", "tensors", r"lower\\bound", "optimum",
+              rf"fastest proof\\(median of {repetitions(part)})",
               r"best\\heuristic", r"its gap\\\%", r"heuristics\\optimal"]
     label = "tab:networks-so" if problem == "shared_objects" else "tab:networks-oc"
     what = "Shared objects" if problem == "shared_objects" else "Offsets"
-    notes = ("Sizes in MiB. $^\\dagger$: no optimum proven within the time limit; the best "
-             "proven lower bound is shown.") if part is not None else ""
+    notes = "Sizes in MiB." + (" $^\\dagger$: no optimum proven within the time limit; the "
+                               "best proven lower bound is shown."
+                               if optima["optimum"].isna().any() else "")
     return latex_table(header, rows, caption=f"{what} on every distinct real network.",
                        label=label, wide=True, align="lrrrlllr", notes=notes,
                        size=r"\small", placement="p")
@@ -310,9 +312,12 @@ def inplace_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
     caption = ("In-place pairs (SO-IP, OC-IP) on every distinct real network: the plain "
                "optimum, the in-place lower bound and optimum (MiB), what the pairs save, and "
                "MXNet's in-place reuse against the in-place optimum.")
+    unproven = any(frame["optimum"].isna().any() for frame in frames.values())
     return latex_table(header, rows, caption=caption, label="tab:inplace", wide=True,
                        align="l" + "rrrrr" * 2, placement="p",
-                       notes="$^\\dagger$: best proven bound, optimum not proven."), macros
+                       spans=[("shared objects", 2, 6), ("offsets", 7, 11)],
+                       notes="$^\\dagger$: best proven bound, optimum not proven." if unproven
+                       else ""), macros
 
 
 def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
@@ -583,6 +588,14 @@ def exact_macros(networks: pd.DataFrame) -> dict[str, str]:
                        f"MaxTime{name}": "--" if pd.isna(row["max_time_s"])
                        else f"{row['max_time_s']:.1f}"}
     exact = networks[networks["kind"] == "exact"]
+    not_built = exact[exact["info"].map(lambda i: str((i or {}).get("model", "")).startswith(
+        "not built"))]
+    macros["NumMilpNotBuilt"] = str(not_built[["instance", "problem"]].drop_duplicates().shape[0])
+    macros["MilpNotBuilt"] = _words(sorted({latex_escape(network_label(n)) + " ("
+                                            + ("shared objects" if p == "shared_objects"
+                                               else "offsets") + ")"
+                                            for n, p in zip(not_built["instance"],
+                                                            not_built["problem"])})) or "none"
     limits = sorted(set(pd.to_numeric(exact["time_limit"], errors="coerce").dropna()))
     macros["TimeLimits"] = ", ".join(f"{t:g}" for t in limits) or "--"
     macros["NumRepetitions"] = str(repetitions(networks))

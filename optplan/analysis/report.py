@@ -12,7 +12,8 @@ from optplan.analysis.load import instance_for_key, load_results, optimum_table
 from optplan.analysis.names import instance_title, method_label, network_label
 from optplan.analysis.style import save_figure
 from optplan.analysis.tables import (preload_table, render_latex, render_markdown,
-                                     render_preload_markdown, strategy_table)
+                                     render_preload_markdown, render_summary_markdown,
+                                     strategy_table, summary_table)
 
 __all__ = ["make_report", "hard_instances"]
 
@@ -52,6 +53,12 @@ def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
             (tables_dir / f"{stem}.tex").write_text(render_latex(table, methods, title, label))
             table.to_csv(tables_dir / f"{stem}.csv", index=False)
             written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "tex", "csv")]
+        summary = summary_table(results, problem)
+        if len(summary):
+            (tables_dir / f"summary_{problem}.md").write_text(render_summary_markdown(
+                summary, f"Per-method summary: {problem.replace('_', ' ')}."))
+            summary.to_csv(tables_dir / f"summary_{problem}.csv", index=False)
+            written += [str(tables_dir / f"summary_{problem}.{s}") for s in ("md", "csv")]
         written += save_figure(figures.performance_profile_figure(results, problem),
                                figures_dir, f"profile_{problem}")
     optima = optimum_table(results) if not results.empty else pd.DataFrame()

@@ -21,7 +21,8 @@ from optplan.analysis.names import latex_escape
 
 __all__ = ["strategy_table", "render_markdown", "render_latex", "preload_table",
            "render_preload_markdown", "UNITS", "UNPROVEN_NOTE", "planning_problem_key",
-           "duplicate_instances", "drop_duplicates", "summary_table", "exact_table",
+           "duplicate_instances", "drop_duplicates", "summary_table", "render_summary_markdown",
+           "exact_table",
            "inplace_table", "latex_table", "bold_best", "percent_cell", "seconds_cell",
            "mib_cell"]
 
@@ -328,6 +329,26 @@ def summary_table(results: pd.DataFrame, problem: str, *, kinds=("heuristic",)) 
     frame.attrs["proven"] = len(proven)
     frame.attrs["instances"] = len(optima)
     return frame
+
+
+def render_summary_markdown(table: pd.DataFrame, title: str) -> str:
+    """:func:`summary_table` as Markdown, human method names, gaps in percent."""
+    from optplan.analysis.names import method_label
+
+    lines = [f"**{title}** (on the {table.attrs.get('proven', 0)} instances with a proven "
+             "optimum; run time: median over repetitions, then over instances)", "",
+             "| method | instances | optimal | mean gap % | max gap % | median time (s) |",
+             "|---|---|---|---|---|---|"]
+    for _, row in table.iterrows():
+        cells = [method_label(row["method"]), str(row["instances"]), str(row["optimal"]),
+                 "–" if row["mean_gap"] is None or pd.isna(row["mean_gap"])
+                 else _percent(row["mean_gap"]),
+                 "–" if row["max_gap"] is None or pd.isna(row["max_gap"])
+                 else _percent(row["max_gap"]),
+                 "–" if row["median_time_s"] is None or pd.isna(row["median_time_s"])
+                 else f"{row['median_time_s']:.4f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def exact_table(results: pd.DataFrame, problem: str, *, inplace: bool = False) -> pd.DataFrame:
