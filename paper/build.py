@@ -109,6 +109,14 @@ def _words(names) -> str:
     return (", ".join(names[:-1]) + " and " + names[-1]) if len(names) > 1 else "".join(names)
 
 
+def _few(names, limit: int = 5) -> str:
+    """At most ``limit`` names, then how many more: ``A, B and 3 others``."""
+    names = list(names)
+    if len(names) <= limit:
+        return _words(names) or "none"
+    return ", ".join(names[:limit]) + f" and {len(names) - limit} others"
+
+
 # --- The suites ------------------------------------------------------------------------------
 
 def plain(rows: pd.DataFrame) -> pd.DataFrame:
@@ -564,9 +572,10 @@ def bound_macros(networks: pd.DataFrame) -> dict[str, str]:
                    f"NumOptimumAtBound{tag}": str(int((slack <= 0).sum())),
                    f"MaxBoundSlack{tag}": _pct(slack.max() if len(slack) else None),
                    f"MaxBoundSlackNetwork{tag}": latex_escape(network_label(
-                       proven.loc[slack.idxmax(), "instance"])) if len(slack) else "--",
-                   f"LooseBound{tag}": _words(latex_escape(network_label(n))
-                                              for n in loose["instance"]) or "none",
+                       proven.loc[slack.idxmax(), "instance"])) if len(loose) else "none",
+                   f"LooseBound{tag}": _few(latex_escape(network_label(n))
+                                            for n in loose["instance"]),
+                   f"NumLooseBound{tag}": str(len(loose)),
                    f"ProvenShare{tag}": f"{100 * len(proven) / max(1, len(optima)):.0f}"}
     return macros
 
