@@ -38,7 +38,7 @@ def generated(tmp_path_factory):
     return out
 
 
-_LATEX_COMMANDS = {"IfFileExists", "S"}
+_LATEX_COMMANDS = {"IfFileExists", "S", "Description"}
 
 
 def _defined_macros(path: Path) -> dict[str, str]:
