@@ -234,9 +234,18 @@ def summary_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
             macros[f"SlowestHeuristic{tag}"] = latex_escape(method_label(slowest))
             macros[f"SlowestHeuristicTime{tag}"] = f"{frame.loc[slowest, 'max_time_s']:.0f}"
     spans = [("shared objects", 2, 5), ("offsets", 6, 9)]
+    timeouts = plain(networks[(networks["kind"] == "heuristic")
+                              & (networks["status"] == "TIMEOUT")
+                              & (networks["repetition"].fillna(0) == 0)])
+    notes = "; ".join(
+        f"{latex_escape(method_label(method))} was stopped by the watchdog on "
+        f"{_words(sorted({latex_escape(network_label(n)) for n in part['instance']}))} "
+        f"({_words(sorted({p.replace('_', ' ') for p in part['problem']}))})"
+        for method, part in timeouts.groupby("method"))
+    macros["NumHeuristicTimeouts"] = str(len(timeouts))
     return latex_table(header, rows, caption=caption, label="tab:summary", wide=True,
                        align="l" + "rrrr" * len(PROBLEMS), bold=bold, groups=groups,
-                       spans=spans), macros
+                       spans=spans, notes=(notes + ".") if notes else ""), macros
 
 
 def network_appendix(networks: pd.DataFrame, problem: str) -> str:
@@ -773,7 +782,15 @@ def machine_macros(run_dirs) -> dict[str, str]:
             if session.get("started_at") and session.get("ended_at"):
                 seconds += (datetime.fromisoformat(session["ended_at"])
                             - datetime.fromisoformat(session["started_at"])).total_seconds()
-    return {"CoreBudget": "/".join(map(str, sorted(cores))) or "--",
+    deadline = None
+    paper_manifest = next((Path(d) / "manifest.json" for d in run_dirs if Path(d).name == "paper"),
+                          None)
+    if paper_manifest is not None and paper_manifest.is_file():
+        watchdog = json.loads(paper_manifest.read_text())["settings"].get("watchdog") or {}
+        if watchdog:
+            deadline = watchdog["factor"] * watchdog["heuristic_limit"] + watchdog["grace"]
+    return {"HeuristicDeadline": "--" if deadline is None else f"{deadline:g}",
+            "CoreBudget": "/".join(map(str, sorted(cores))) or "--",
             "Machine": latex_escape(" / ".join(sorted(cpus))) or "--",
             "RunHours": f"{seconds / 3600:.1f}"}
 
