@@ -341,7 +341,11 @@ def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
     """MiniMalloc's challenging suite, one row per instance: the capacity its benchmark
     asks for, the max-breadth bound, the best heuristic, and each exact method."""
     if rows.empty:
-        return "", {"NumMiniMalloc": "--", "NumProvenMiniMalloc": "--", "OpenMiniMalloc": "--"}
+        return "", {name: "--" for name in (
+            "NumMiniMalloc", "NumProvenMiniMalloc", "NumOpenMiniMalloc", "OpenMiniMalloc",
+            "NumBelowCapacityMiniMalloc", "NumAtCapacityMiniMalloc", "MaxTimeProofMiniMalloc",
+            "TimeLimitsMiniMalloc", "MaxOpenGapMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
+            "NumOptimalRunsCpsatMiniMalloc")}
     rows = plain(rows)
     optima = optimum_table(rows).set_index("instance")
     heuristics = rows[(rows["kind"] == "heuristic") & (rows["valid"] == True)]  # noqa: E712
@@ -378,11 +382,15 @@ def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
     proven = optima[optima["optimum"].notna()]
     open_names = sorted(set(optima.index) - set(proven.index))
     exact = rows[(rows["kind"] == "exact") & (rows["status"] == "OPTIMAL")]
-    below = (proven["optimum"] < 2**20).sum()
+    capacities = {name: int(m.group(1)) for name, key in zip(rows["instance"], rows["instance_key"])
+                  if (m := re.search(r"\.(\d+)\.csv$", str(key)))}
+    below = sum(proven.loc[n, "optimum"] < capacities[n] for n in proven.index if n in capacities)
+    at = sum(proven.loc[n, "optimum"] == capacities[n] for n in proven.index if n in capacities)
     macros = {"NumMiniMalloc": str(len(optima)), "NumProvenMiniMalloc": str(len(proven)),
               "NumOpenMiniMalloc": str(len(open_names)),
               "OpenMiniMalloc": _words(open_names) or "none",
               "NumBelowCapacityMiniMalloc": str(int(below)),
+              "NumAtCapacityMiniMalloc": str(int(at)),
               "MaxTimeProofMiniMalloc": f"{exact.groupby('instance')['wall_time_s'].min().max():.1f}"
               if len(exact) else "--",
               "TimeLimitsMiniMalloc": ", ".join(f"{t:g}" for t in sorted(set(pd.to_numeric(
