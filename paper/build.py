@@ -512,7 +512,8 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
     runs = pd.concat([plain(minimalloc[minimalloc["method"] == "search"]),
                       plain(ablation[ablation["method"] == "search"])], ignore_index=True)
     if ablation.empty or runs.empty:
-        return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)}
+        return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)} \
+            | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--"}
 
     def switched_off(params) -> str:
         off = [k for k, v in (params or {}).items() if k in SEARCH_SWITCHES and v is False]
@@ -536,6 +537,13 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
                            f"{pd.to_numeric(same['nodes'], errors='coerce').sum() / 1e6:.2f}"])
         macros[f"SearchProven{macro_name(setting)}"] = str(int((part["status"]
                                                                == "OPTIMAL").sum()))
+    off = runs[runs["setting"] != "all on"]
+    if len(off):
+        proven = off.groupby("setting")["status"].agg(lambda s: int((s == "OPTIMAL").sum()))
+        spent = off[off["instance"].isin(closed)].groupby("setting")["wall_time_s"].sum()
+        worst = min(proven.index, key=lambda s: (proven[s], -spent.get(s, 0.0)))
+        macros["SearchMostNeeded"] = worst.replace("_", " ")
+        macros["SearchMostNeededProven"] = str(proven[worst])
     caption = ("The offsets search on MiniMalloc's suite with one technique switched off at a "
                "time (60 s each): instances proven, and time and nodes on the instances the "
                "full search proves.")
