@@ -316,7 +316,7 @@ def inplace_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
         proven = frame[frame["optimum"].notna()]
         saving = pd.to_numeric(proven["saving"], errors="coerce").dropna()
         mxnet = pd.to_numeric(proven["gap:mxnet"], errors="coerce").dropna()
-        at_bound = (proven["optimum"] == proven["lower_bound"]).sum()
+        at_bound = (proven["optimum"] == proven["lower_bound"]).sum() if len(proven) else 0
         macros |= {f"NumInstances{tag}IP": str(len(frame)), f"NumProven{tag}IP": str(len(proven)),
                    f"NumOptimumAtBound{tag}IP": str(int(at_bound)),
                    f"MeanSaving{tag}IP": _pct(saving.mean() if len(saving) else None),
@@ -673,47 +673,13 @@ def feature_macros(networks: pd.DataFrame) -> dict[str, str]:
     return macros
 
 
-def failure_table(networks: pd.DataFrame, run_dirs) -> pd.DataFrame:
-    """Every (heuristic, distinct network, problem) plan above the proven optimum whose
-    solution file is committed, with its failure mode (:mod:`optplan.analysis.failures`)."""
-    from optplan.analysis.failures import classify_offsets, classify_shared_objects
-    from optplan.formats import read_solution_csv
-
-    part = plain(networks)
-    optima = optimum_table(part).dropna(subset=["optimum"]).set_index(["instance", "problem"])
-    rows = part[(part["kind"] == "heuristic") & (part["valid"] == True)  # noqa: E712
-                & (part["repetition"].fillna(0) == 0)]
-    so_total = rows[rows["problem"] == "shared_objects"].set_index(["instance", "method"])[
-        "objective"]
-    records, instances = [], {}
-    for _, row in rows.iterrows():
-        key = (row["instance"], row["problem"])
-        if key not in optima.index or row["objective"] <= optima.loc[key, "optimum"]:
-            continue
-        path = next((Path(d) / "solutions" / f"{row['job_id']}.csv" for d in run_dirs
-                     if (Path(d) / "solutions" / f"{row['job_id']}.csv").is_file()), None)
-        if path is None:
-            continue
-        if row["instance"] not in instances:
-            instances[row["instance"]] = instance_for_key(str(row["instance_key"])
-                                                          ).without_inplace()
-        instance = instances[row["instance"]]
-        solution = read_solution_csv(instance, row["problem"], path)
-        if row["problem"] == "offsets":
-            mode = classify_offsets(instance, solution,
-                                    so_total.get((row["instance"], row["method"])))
-        else:
-            mode = classify_shared_objects(instance, solution)
-        records.append({"instance": row["instance"], "problem": row["problem"],
-                        "method": row["method"], "mode": mode})
-    return pd.DataFrame(records, columns=["instance", "problem", "method", "mode"])
-
-
 def failure_macros(networks: pd.DataFrame, run_dirs) -> dict[str, str]:
-    """How many failing plans were classified, and the share of each failure mode."""
-    from optplan.analysis.failures import OFFSETS_MODES, SHARED_OBJECTS_MODES
+    """How many failing plans were classified (each run directory's ``failures.csv``, written
+    by ``paper/prune.py``), and the share of each failure mode."""
+    from optplan.analysis.failures import OFFSETS_MODES, SHARED_OBJECTS_MODES, read_failures
 
-    table = failure_table(networks, run_dirs)
+    table = read_failures(run_dirs)
+    table = table[table["instance"].isin(set(networks["instance"]))]
     macros = {}
     modes = {"shared_objects": SHARED_OBJECTS_MODES, "offsets": OFFSETS_MODES}
     for problem, tag in PROBLEMS.items():

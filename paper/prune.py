@@ -4,11 +4,13 @@ Usage::
 
     python paper/prune.py paper/results [--dry-run]
 
-In every run directory below the given folder: removes ``results.parquet``, ``results.csv``
-(``results.jsonl`` holds every row), ``logs/`` and the lock file, and keeps only the solution
-files that the paper reads — on the real networks (plain problems, first repetition), every
-heuristic plan above the proven optimum (the failure analysis, the layout figure) and one
-proven-optimal plan per instance and problem (the fastest).
+In every run directory below the given folder: writes ``failures.csv`` (the failure mode of
+every heuristic plan above the proven optimum on the real networks,
+:func:`optplan.analysis.failures.failure_table`) while the solution files are there, unless
+it exists; removes ``results.parquet``, ``results.csv`` (``results.jsonl`` holds every row),
+``logs/`` and the lock file; and keeps only the solution files the layout figure reads: on the
+real networks (plain, first repetition), greedy by size's offsets plans above the optimum and
+the fastest proven-optimal offsets plan of the same networks.
 """
 
 from __future__ import annotations
@@ -22,29 +24,26 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from optplan.analysis.failures import FAILURES_FILE, failure_table  # noqa: E402
 from optplan.analysis.load import load_results, optimum_table  # noqa: E402
 
 __all__ = ["kept_solutions", "prune"]
 
 
-def kept_solutions(run_dir: Path) -> set[str]:
-    """Job ids whose solution file the paper reads (module docstring)."""
+def kept_solutions(run_dir: Path, method: str = "greedy_by_size") -> set[str]:
+    """Job ids whose solution file the layout figure reads (module docstring)."""
     rows = load_results([run_dir])
     if rows.empty:
         return set()
     rows = rows[(rows["suite"] == "networks") & ~rows["inplace"].astype(bool)
-                & rows["problem"].isin(["shared_objects", "offsets"])
-                & (rows["valid"] == True)]  # noqa: E712
-    optima = optimum_table(rows).dropna(subset=["optimum"]).set_index(["instance", "problem"])
-    keep = set()
-    first = rows[rows["repetition"].fillna(0) == 0]
-    for _, row in first[first["kind"] == "heuristic"].iterrows():
-        key = (row["instance"], row["problem"])
-        if key in optima.index and row["objective"] > optima.loc[key, "optimum"]:
-            keep.add(row["job_id"])
-    proofs = rows[rows["status"] == "OPTIMAL"].sort_values("wall_time_s")
-    keep |= set(proofs.drop_duplicates(["instance", "problem"])["job_id"])
-    return keep
+                & (rows["problem"] == "offsets") & (rows["valid"] == True)]  # noqa: E712
+    optima = optimum_table(rows).dropna(subset=["optimum"]).set_index("instance")["optimum"]
+    heuristic = rows[(rows["method"] == method) & (rows["repetition"].fillna(0) == 0)]
+    failing = heuristic[heuristic["instance"].isin(optima.index)]
+    failing = failing[failing["objective"].to_numpy() > optima.loc[failing["instance"]].to_numpy()]
+    proofs = rows[(rows["status"] == "OPTIMAL") & rows["instance"].isin(set(failing["instance"]))]
+    proofs = proofs.sort_values("wall_time_s").drop_duplicates("instance")
+    return set(failing["job_id"]) | set(proofs["job_id"])
 
 
 def prune(results_root: Path, dry_run: bool = False) -> tuple[int, int]:
@@ -59,6 +58,10 @@ def prune(results_root: Path, dry_run: bool = False) -> tuple[int, int]:
                     path.unlink()
         if (run_dir / "logs").is_dir() and not dry_run:
             shutil.rmtree(run_dir / "logs")
+        if not (run_dir / FAILURES_FILE).exists() and not dry_run:
+            table = failure_table(load_results([run_dir]), [run_dir])
+            if len(table):
+                table.to_csv(run_dir / FAILURES_FILE, index=False)
         keep = kept_solutions(run_dir)
         for path in sorted((run_dir / "solutions").glob("*")):
             if path.stem in keep:

@@ -21,14 +21,21 @@ i-th largest tensor size over all profiles, Pisarchyk & Lee 2020):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 
 from optplan.bounds import positional_maximums
 from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
 from optplan.profiles import breadths, compressed_times
 
-__all__ = ["OFFSETS_MODES", "SHARED_OBJECTS_MODES", "classify_offsets",
-           "classify_shared_objects"]
+__all__ = ["OFFSETS_MODES", "SHARED_OBJECTS_MODES", "FAILURES_FILE", "classify_offsets",
+           "classify_shared_objects", "failure_table", "read_failures"]
+
+FAILURES_FILE = "failures.csv"
+"""A run directory's failure modes (``instance, problem, method, job_id, mode``), written while
+the solution files are at hand (``paper/prune.py``), so that they need not be kept."""
 
 OFFSETS_MODES = ("stacked objects", "fragmented peak", "off-peak fragmentation")
 SHARED_OBJECTS_MODES = ("extra objects", "oversized objects")
@@ -54,3 +61,45 @@ def classify_shared_objects(instance: Instance, solution: SharedObjectsSolution)
     if len(sizes) > len(maxima):
         return "extra objects"
     return "oversized objects"
+
+
+def failure_table(results: pd.DataFrame, run_dirs) -> pd.DataFrame:
+    """Every heuristic plan above the proven optimum on the real networks (plain problems,
+    first repetition) whose solution file is in ``run_dirs``, with its failure mode."""
+    from optplan.analysis.load import instance_for_key, optimum_table
+    from optplan.formats import read_solution_csv
+
+    part = results[(results["suite"] == "networks") & ~results["inplace"].astype(bool)
+                   & results["problem"].isin(["shared_objects", "offsets"])]
+    optima = optimum_table(part).dropna(subset=["optimum"]).set_index(["instance", "problem"])
+    rows = part[(part["kind"] == "heuristic") & (part["valid"] == True)  # noqa: E712
+                & (part["repetition"].fillna(0) == 0)]
+    totals = rows[rows["problem"] == "shared_objects"].set_index(["instance", "method"])[
+        "objective"]
+    records, instances = [], {}
+    for _, row in rows.iterrows():
+        key = (row["instance"], row["problem"])
+        if key not in optima.index or row["objective"] <= optima.loc[key, "optimum"]:
+            continue
+        path = next((p for p in (Path(d) / "solutions" / f"{row['job_id']}.csv"
+                                 for d in run_dirs) if p.is_file()), None)
+        if path is None:
+            continue
+        if row["instance"] not in instances:
+            instances[row["instance"]] = instance_for_key(str(row["instance_key"])
+                                                          ).without_inplace()
+        instance = instances[row["instance"]]
+        solution = read_solution_csv(instance, row["problem"], path)
+        mode = (classify_offsets(instance, solution, totals.get((row["instance"], row["method"])))
+                if row["problem"] == "offsets" else classify_shared_objects(instance, solution))
+        records.append({"instance": row["instance"], "problem": row["problem"],
+                        "method": row["method"], "job_id": row["job_id"], "mode": mode})
+    return pd.DataFrame(records, columns=["instance", "problem", "method", "job_id", "mode"])
+
+
+def read_failures(run_dirs) -> pd.DataFrame:
+    """The ``failures.csv`` of every run directory that has one, concatenated."""
+    frames = [pd.read_csv(Path(d) / FAILURES_FILE) for d in run_dirs
+              if (Path(d) / FAILURES_FILE).is_file()]
+    return (pd.concat(frames, ignore_index=True) if frames else
+            pd.DataFrame(columns=["instance", "problem", "method", "job_id", "mode"]))

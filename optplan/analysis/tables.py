@@ -394,7 +394,9 @@ def inplace_table(results: pd.DataFrame, problem: str, heuristic: str = "mxnet")
             heuristic: heuristic_value,
             f"gap:{heuristic}": (None if heuristic_value is None or reference is None
                                  else heuristic_value / reference - 1)})
-    return pd.DataFrame(records)
+    return pd.DataFrame(records, columns=[
+        "instance", "tensors", "plain_optimum", "lower_bound", "optimum", "best_bound",
+        "saving", heuristic, f"gap:{heuristic}"])
 
 
 def bold_best(values, *, larger: bool = False) -> set[int]:

@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Where heuristics fail, and why
 #
-# Every committed heuristic plan above the proven optimum on the distinct real networks
-# (plain problems, first repetition; `paper/prune.py` keeps exactly these solution files) is
-# reloaded, re-validated and given a failure mode (`optplan.analysis.failures`):
+# Every heuristic plan above the proven optimum on the real networks (plain problems, first
+# repetition) has a failure mode, written to its run directory's `failures.csv` by
+# `paper/prune.py` while the solution files were there (`optplan.analysis.failures`):
 #
 # * offsets — *stacked objects* (a shared-objects plan stacked into one arena),
 #   *fragmented peak* (the tensor that sets the arena is live at an operator of maximum
@@ -11,86 +11,85 @@
 # * shared objects — *extra objects* (more objects than the largest profile has tensors),
 #   *oversized objects* (some object larger than its positional maximum).
 #
-# Independently of the classifier, each offsets failure is checked to be fragmentation: the
-# bytes live under the arena-setting tensor fit in the optimum, so the extra memory is unused
-# address space. The counts must equal the paper's (`paper/build.py`).
+# This notebook sweeps every such (heuristic, instance) pair of the committed rows: it checks
+# that `failures.csv` covers exactly them, re-runs each heuristic that took under a second
+# (all are deterministic or seeded) through the validator, checks that it reproduces the
+# committed objective and mode, and that every offsets failure is fragmentation: the bytes
+# live under the arena-setting tensor fit in the optimum.
 
 # %%
-import sys
-from collections import Counter, defaultdict
-from pathlib import Path
+import time
+from collections import Counter
 
-from _common import PAPER, proven_optima, raw_rows, run_dirs
+from _common import proven_optima, raw_rows, run_dirs
 
-from optplan.analysis.failures import classify_offsets, classify_shared_objects
-from optplan.analysis.load import instance_for_key, load_results
-from optplan.analysis.tables import duplicate_instances
-from optplan.formats import read_solution_csv
-from optplan.validate import validate
+from optplan import solve
+from optplan.analysis.failures import classify_offsets, classify_shared_objects, read_failures
+from optplan.analysis.load import instance_for_key
 
-sys.path.insert(0, str(PAPER))
-import build  # noqa: E402  (the paper's own failure table, to compare with)
-
+RERUN_BELOW_S = 1.0
 rows = raw_rows()
 optima = proven_optima(rows)
-results = load_results(run_dirs())
-networks = results[results["suite"] == "networks"]
-duplicates = duplicate_instances(networks)
-dropped = {name for rest in duplicates.values() for name in rest}
-shared_objects_total = {(r["instance"], r["method"]): r["objective"] for r in rows
-                        if r["problem"] == "shared_objects" and r["kind"] == "heuristic"
-                        and not r.get("inplace") and r["valid"]}
+failures = read_failures(run_dirs())
+assert len(failures), "no failures.csv in the committed runs"
+recorded = {(f.instance, f.problem, f.method): f.mode for f in failures.itertuples()}
+
+# %% [markdown]
+# ## The failing pairs of the rows are exactly the classified ones
 
 # %%
-modes = Counter()
-by_method = defaultdict(Counter)
-instances = {}
+failing = {}
 for row in rows:
     key = (row["instance"], row["problem"])
-    path = Path(row["run_dir"]) / (row.get("solution_file") or "")
-    if (row["kind"] != "heuristic" or not row["valid"] or row.get("inplace")
-            or row.get("repetition") or row["instance"] in dropped
-            or key not in optima or row["objective"] <= optima[key] or not path.is_file()
-            or "/data/networks/" not in "/" + row["instance_key"]):
+    if (row["kind"] == "heuristic" and row["valid"] and not row.get("inplace")
+            and not row.get("repetition") and key in optima and row["objective"] > optima[key]
+            and "/data/networks/" in "/" + row["instance_key"]):
+        failing[(row["instance"], row["problem"], row["method"])] = row
+assert set(failing) == set(recorded), set(failing) ^ set(recorded)
+print(f"{len(failing)} failing (heuristic, network, problem) triples, all classified")
+
+# %% [markdown]
+# ## Re-run the quick ones: same objective, same mode, fragmentation
+
+# %%
+totals = {(r["instance"], r["method"]): r["objective"] for r in rows
+          if r["problem"] == "shared_objects" and r["kind"] == "heuristic"
+          and not r.get("inplace") and r["valid"]}
+instances, rerun, started = {}, 0, time.perf_counter()
+for (name, problem, method), row in sorted(failing.items()):
+    if row["wall_time_s"] >= RERUN_BELOW_S:
         continue
-    if row["instance"] not in instances:
-        instances[row["instance"]] = instance_for_key(row["instance_key"]).without_inplace()
-    instance = instances[row["instance"]]
-    solution = read_solution_csv(instance, row["problem"], path)
-    assert validate(instance, row["problem"], solution) == [], (row["instance"], row["method"])
-    if row["problem"] == "offsets":
-        assert solution.arena_size == row["objective"]
-        mode = classify_offsets(instance, solution,
-                                shared_objects_total.get((row["instance"], row["method"])))
+    if name not in instances:
+        instances[name] = instance_for_key(row["instance_key"])
+    instance = instances[name]
+    flags = {"seed": row["seed"]} if row.get("seed") is not None else {}
+    result = solve(instance, method, problem, **(row.get("params") or {}), **flags)
+    assert result.valid and result.objective == row["objective"], (name, problem, method)
+    plain = instance.without_inplace()
+    if problem == "offsets":
+        mode = classify_offsets(plain, result.solution, totals.get((name, method)))
         if mode != "stacked objects":
-            top = max(range(len(instance)), key=lambda i: solution.offsets[i]
-                      + instance.records[i].size)
-            record = instance.records[top]
-            live = max(sum(r.size for r in instance.records if r.first_op <= op <= r.last_op)
+            top = max(range(len(plain)), key=lambda i: result.solution.offsets[i]
+                      + plain.records[i].size)
+            record = plain.records[top]
+            live = max(sum(r.size for r in plain.records if r.first_op <= op <= r.last_op)
                        for op in range(record.first_op, record.last_op + 1))
-            assert live <= optima[key] < solution.arena_size, (row["instance"], row["method"])
+            assert live <= optima[(name, problem)] < result.objective, (name, method)
     else:
-        assert solution.total_size == row["objective"]
-        mode = classify_shared_objects(instance, solution)
-    modes[(row["problem"], mode)] += 1
-    by_method[(row["problem"], row["method"])][mode] += 1
+        mode = classify_shared_objects(plain, result.solution)
+    assert mode == recorded[(name, problem, method)], (name, problem, method, mode)
+    rerun += 1
+print(f"re-ran {rerun} of {len(failing)} in {time.perf_counter() - started:.0f} s: "
+      "same objectives and modes")
+
+# %% [markdown]
+# ## Failure modes per problem and method
 
 # %%
 for problem in ("offsets", "shared_objects"):
-    total = sum(n for (p, _), n in modes.items() if p == problem)
-    print(f"\n{problem}: {total} failing plans")
-    for (p, mode), count in sorted(modes.items()):
-        if p == problem:
-            print(f"  {mode:24} {count:5d} ({100 * count / total:.0f} %)")
-    print(f"  {'method':36} modes")
-    for (p, method), counter in sorted(by_method.items()):
-        if p == problem:
-            print(f"  {method:36} " + ", ".join(f"{m}: {n}" for m, n in sorted(counter.items())))
-
-# %% [markdown]
-# ## The paper counts the same
-
-# %%
-table = build.failure_table(build.drop_duplicates(networks, duplicates), run_dirs())
-assert Counter(zip(table["problem"], table["mode"])) == modes, "the paper's counts differ"
-print(f"{len(table)} failing plans, the same modes as the paper's table")
+    part = failures[failures["problem"] == problem]
+    print(f"\n{problem}: {len(part)} failing plans")
+    for mode, count in Counter(part["mode"]).most_common():
+        print(f"  {mode:24} {count:5d} ({100 * count / len(part):.0f} %)")
+    table = part.groupby(["method", "mode"]).size().unstack(fill_value=0)
+    print(table.to_string())
