@@ -103,7 +103,8 @@ def performance_profile_figure(results: pd.DataFrame, problem: str, methods=None
     if methods is None:
         score = {m: float(np.mean(np.log(r))) for m, r in ratios.items() if len(r)}
         methods = sorted(score, key=lambda m: (score[m], m))[:max_lines]
-    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 2.2))
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 3.3))
+    figure.subplots_adjust(left=0.14, right=0.97, top=0.92, bottom=0.42)
     gaps = {m: np.maximum(100 * (ratios[m] - 1), _PROFILE_FLOOR) for m in methods
             if len(ratios.get(m, ()))}
     right = max([_PROFILE_FLOOR * 10] + [g[-1] * 1.3 for g in gaps.values()])
@@ -125,7 +126,7 @@ def performance_profile_figure(results: pd.DataFrame, problem: str, methods=None
     axis.set_xlabel("gap to the proven optimum (%)")
     axis.set_ylabel("share of instances")
     axis.set_title(title or problem_label(problem))
-    axis.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.28), ncol=2,
+    axis.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.22), ncol=2,
                 columnspacing=1.0, handlelength=2.4)
     return figure
 

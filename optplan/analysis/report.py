@@ -60,7 +60,7 @@ def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
             summary.to_csv(tables_dir / f"summary_{problem}.csv", index=False)
             written += [str(tables_dir / f"summary_{problem}.{s}") for s in ("md", "csv")]
         written += save_figure(figures.performance_profile_figure(results, problem),
-                               figures_dir, f"profile_{problem}")
+                               figures_dir, f"profile_{problem}", tight=False)
     optima = optimum_table(results) if not results.empty else pd.DataFrame()
     if not optima.empty:
         optima.to_csv(tables_dir / "optima.csv", index=False)

@@ -44,8 +44,9 @@ def line_colour(index: int) -> str:
     return LINE_PALETTE[index % len(LINE_PALETTE)]
 
 
-def save_figure(figure, out_dir, stem: str) -> list[str]:
-    """Write ``stem.pdf`` and ``stem.png``; return both paths."""
+def save_figure(figure, out_dir, stem: str, *, tight: bool = True) -> list[str]:
+    """Write ``stem.pdf`` and ``stem.png``; return both paths. ``tight=False`` keeps the
+    figure's own size (so that panels meant to sit side by side come out equally tall)."""
     from pathlib import Path
 
     out_dir = Path(out_dir)
@@ -53,7 +54,8 @@ def save_figure(figure, out_dir, stem: str) -> list[str]:
     paths = []
     for suffix in ("pdf", "png"):
         path = out_dir / f"{stem}.{suffix}"
-        figure.savefig(path, dpi=200 if suffix == "png" else None)
+        figure.savefig(path, dpi=200 if suffix == "png" else None,
+                       bbox_inches="tight" if tight else None)
         paths.append(str(path))
     plt.close(figure)
     return paths
