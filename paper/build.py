@@ -514,7 +514,7 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
                       plain(ablation[ablation["method"] == "search"])], ignore_index=True)
     if ablation.empty or runs.empty:
         return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)} \
-            | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--"}
+            | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--", "SearchNotNeeded": "--"}
 
     def switched_off(params) -> str:
         off = [k for k, v in (params or {}).items() if k in SEARCH_SWITCHES and v is False]
@@ -541,10 +541,12 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
     off = runs[runs["setting"] != "all on"]
     if len(off):
         proven = off.groupby("setting")["status"].agg(lambda s: int((s == "OPTIMAL").sum()))
-        spent = off[off["instance"].isin(closed)].groupby("setting")["wall_time_s"].sum()
-        worst = min(proven.index, key=lambda s: (proven[s], -spent.get(s, 0.0)))
-        macros["SearchMostNeeded"] = worst.replace("_", " ")
-        macros["SearchMostNeededProven"] = str(proven[worst])
+        fewest = proven.min()
+        macros["SearchMostNeeded"] = _words(s.replace("_", " ")
+                                            for s in SEARCH_SWITCHES if proven.get(s) == fewest)
+        macros["SearchMostNeededProven"] = str(fewest)
+        same = [s.replace("_", " ") for s in SEARCH_SWITCHES if proven.get(s) == len(closed)]
+        macros["SearchNotNeeded"] = _words(same) or "none"
     caption = ("The offsets search on MiniMalloc's suite with one technique switched off at a "
                "time (60 s each): instances proven, and time and nodes on the instances the "
                "full search proves.")
