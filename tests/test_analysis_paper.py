@@ -134,6 +134,8 @@ def test_network_names():
     assert instance_title("vgg19_fused_tflite_224", "networks") == "VGG-19 (TFLite)"
     assert instance_title("random_dag_200_seed1", "synthetic", width=100) == (
         "random dag, 200 tensors, seed 1")
+    assert instance_title("chain_skip-50-s2", "synthetic", width=100) == (
+        "chain skip, 50 tensors, seed 2")
     assert method_label("xla_best_fit") == "XLA best fit" and method_label("new_one") == "new one"
     assert canonical_problem("shared-objects") == canonical_problem("shared_objects") == (
         "shared_objects")

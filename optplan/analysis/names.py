@@ -115,7 +115,8 @@ def instance_title(name: str, suite: str, width: int = 24) -> str:
         return f"MiniMalloc {str(name).split('.')[0]}"
     if suite == "networks":
         return network_label(name)
-    generated = re.match(r"^(?P<kind>[a-z_]+?)_(?P<n>\d+)_s(?:eed)?(?P<seed>\d+)$", str(name))
+    generated = re.match(r"^(?P<kind>[a-z_]+?)[_-](?P<n>\d+)[_-]s(?:eed)?(?P<seed>\d+)$",
+                         str(name))
     text = (f"{generated.group('kind').replace('_', ' ')}, {generated.group('n')} tensors, "
             f"seed {generated.group('seed')}" if generated else str(name).replace("_", " "))
     return "\n".join(textwrap.wrap(text, width)) or str(name)
