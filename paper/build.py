@@ -39,7 +39,9 @@ if str(REPO) not in sys.path:  # running as ``python paper/build.py`` from a fre
 from optplan.analysis.load import instance_for_key, load_results, optimum_table  # noqa: E402
 from optplan.analysis.names import (is_paper_network, latex_escape, method_label,  # noqa: E402
                                     network_label)
+from optplan.analysis.figures import gap_feature_figure  # noqa: E402
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
+from optplan.analysis.style import save_figure  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
                                      latex_table, mib_cell, percent_cell, preload_table,
@@ -76,6 +78,10 @@ FAMILIES = [
 GENERATOR_NAMES = {"random_dag": "random DAG", "chain_skip": "chain with skips",
                    "transformer": "transformer-like", "minimalloc": "MiniMalloc-like"}
 SOLVER_SHORT = {"cpsat": "CP-SAT", "milp_highs": "HiGHS", "search": "search"}
+PREFERENCE = {m: i for i, m in enumerate(dict.fromkeys(
+    ["greedy_by_size", "greedy_by_breadth", "greedy_best", "tflite_arena", "xla_best_fit",
+     "strip_packing_best_fit", "usmp_hill_climb"] + [m for _, ms in FAMILIES for m in ms]))}
+"""Which of several equally good heuristics a table names: the widely deployed ones first."""
 SEARCH_SWITCHES = ("canonical", "section_inference", "unplaced_floor", "dominance",
                    "sibling_pruning", "dynamic_decomposition", "round_robin")
 _DIGITS = dict(zip("0123456789", ["Zero", "One", "Two", "Three", "Four", "Five", "Six",
@@ -267,7 +273,8 @@ def network_appendix(networks: pd.DataFrame, problem: str) -> str:
         values = objective.xs(name) if name in objective.index.get_level_values(0) else None
         proven = not pd.isna(entry["optimum"])
         reference = entry["optimum"] if proven else entry["best_bound"]
-        best_method = values.idxmin() if values is not None else None
+        best_method = (min(values.index, key=lambda m: (values[m], PREFERENCE.get(m, 99), m))
+                       if values is not None else None)
         fastest = proof.xs(name) if name in proof.index.get_level_values(0) else None
         optimal = int((values <= reference).sum()) if values is not None and proven else None
         rows.append([
@@ -643,11 +650,10 @@ def exact_macros(networks: pd.DataFrame) -> dict[str, str]:
     return macros
 
 
-def feature_macros(networks: pd.DataFrame) -> dict[str, str]:
-    """Which instance features go with the heuristics' offsets gaps: Spearman rank
-    correlations, over the distinct networks with a proven optimum, between each feature
-    (:func:`optplan.instances.features`, and the tensor count) and the median gap of all
-    heuristics on the network; ``FeatureRho<Feature>`` per feature."""
+def feature_frame(networks: pd.DataFrame) -> pd.DataFrame:
+    """Per distinct network with a proven offsets optimum: its features
+    (:func:`optplan.instances.features`, the tensor count, the variant), the median and best
+    gap of all heuristics to the optimum, and greedy by size's."""
     from optplan.instances import features as instance_features
 
     part = plain(networks[networks["problem"] == "offsets"])
@@ -659,17 +665,27 @@ def feature_macros(networks: pd.DataFrame) -> dict[str, str]:
     for name in proven.index:
         key = part.loc[part["instance"] == name, "instance_key"].iloc[0]
         gaps = objective.xs(name) / proven.loc[name, "optimum"] - 1
+        variant = re.search(r"_(fused|raw|train)_", name)
         records.append(instance_features(instance_for_key(str(key)))
-                       | {"tensors": proven.loc[name, "num_tensors"],
-                          "median_gap": gaps.median(), "best_gap": gaps.min()})
-    frame = pd.DataFrame(records)
+                       | {"instance": name, "tensors": proven.loc[name, "num_tensors"],
+                          "variant": variant.group(1) if variant else "other",
+                          "median_gap": gaps.median(), "best_gap": gaps.min(),
+                          "greedy_by_size_gap": gaps.get("greedy_by_size")})
+    return pd.DataFrame(records)
+
+
+FEATURES = ["tensors", "peak_live_count", "mean_live_count", "overlap_density",
+            "largest_tensor_share"]
+
+
+def feature_macros(frame: pd.DataFrame) -> dict[str, str]:
+    """Spearman rank correlations between each feature and the median heuristic gap
+    (``FeatureRho<Feature>``), the strongest one, and how often some heuristic is optimal."""
     macros = {"NumBestHeuristicOptimalOC": str(int((frame["best_gap"] <= 0).sum()))
               if len(frame) else "--"}
-    names = ["tensors", "peak_live_count", "mean_live_count", "overlap_density",
-             "largest_tensor_share"]
-    correlations = {c: frame["median_gap"].rank().corr(frame[c].rank()) for c in names
+    correlations = {c: frame["median_gap"].rank().corr(frame[c].rank()) for c in FEATURES
                     if len(frame) > 2}
-    for name in names:
+    for name in FEATURES:
         rho = correlations.get(name)
         macros[f"FeatureRho{macro_name(name)}"] = "--" if rho is None or pd.isna(rho) \
             else f"{rho:.2f}"
@@ -827,7 +843,11 @@ def build(run_dirs, out_dir: Path) -> dict[str, str]:
         stem = "networks_so.tex" if problem == "shared_objects" else "networks_oc.tex"
         (tables / stem).write_text(network_appendix(plain_networks, problem))
     macros |= bound_macros(plain_networks) | exact_macros(plain_networks)
-    macros |= feature_macros(plain_networks) | failure_macros(plain_networks, run_dirs)
+    features = feature_frame(plain_networks)
+    macros |= feature_macros(features) | failure_macros(plain_networks, run_dirs)
+    if len(features):
+        save_figure(gap_feature_figure(features, "peak_live_count", "tensors live at the peak"),
+                    out_dir / "figures", "features")
     macros |= preload_macros(preload) | machine_macros(run_dirs) | model_macros()
     names = plain_networks["instance"].unique()
     macros |= {"NumNetworks": str(results.loc[results["suite"] == "networks",

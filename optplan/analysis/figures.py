@@ -14,7 +14,7 @@ from optplan.analysis.names import method_label, network_label, problem_label
 from optplan.analysis.style import LINE_STYLES, apply_style, colour_for, line_colour, plt
 
 __all__ = ["layout_figure", "layout_colours", "performance_profile_figure",
-           "solve_time_figure", "anytime_figure", "preload_figure"]
+           "solve_time_figure", "anytime_figure", "preload_figure", "gap_feature_figure"]
 
 _WIDTH = 7.0  # inches: a two-column paper's text width
 
@@ -294,4 +294,41 @@ def preload_figure(results: pd.DataFrame):
         figure.legend(handles.values(), handles.keys(), frameon=False, loc="upper center",
                       ncol=len(handles), bbox_to_anchor=(0.5, -0.02))
     figure.subplots_adjust(wspace=0.3)
+    return figure
+
+
+_VARIANTS = (("fused", "fused inference graph", "o"), ("raw", "raw inference graph", "s"),
+             ("train", "training graph", "^"))
+
+
+def gap_feature_figure(frame: pd.DataFrame, feature: str, label: str,
+                       second: str = "greedy_by_size_gap", second_label: str = "greedy by size"):
+    """One point per network: an instance feature (log x) against the median heuristic gap
+    to the proven optimum (``median_gap``, filled) and a second gap column (hollow), log y
+    with a gap of 0 drawn on the floor at 0.01 %; marker: the graph's variant."""
+    from matplotlib.lines import Line2D
+
+    apply_style()
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 2.6))
+    floor = 0.01
+    for variant, _, marker in _VARIANTS:
+        part = frame[frame["variant"] == variant]
+        x = part[feature].astype(float)
+        axis.scatter(x, np.maximum(100 * part["median_gap"].astype(float), floor), marker=marker,
+                     s=14, color=line_colour(0), linewidths=0.6)
+        axis.scatter(x, np.maximum(100 * part[second].astype(float), floor), marker=marker,
+                     s=16, facecolors="none", edgecolors=line_colour(1), linewidths=0.7)
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_ylim(floor * 0.7, None)
+    axis.set_xlabel(label)
+    axis.set_ylabel("gap to the optimum (%)")
+    handles = [Line2D([], [], color=line_colour(0), marker="o", linestyle="",
+                      label="median of all heuristics"),
+               Line2D([], [], color=line_colour(1), marker="o", markerfacecolor="none",
+                      linestyle="", label=f"{second_label} (0 on the floor)")]
+    handles += [Line2D([], [], color="grey", marker=m, linestyle="", label=text)
+                for v, text, m in _VARIANTS if (frame["variant"] == v).any()]
+    axis.legend(handles=handles, frameon=False, loc="upper center", ncol=2,
+                bbox_to_anchor=(0.45, -0.22), columnspacing=1.0)
     return figure
