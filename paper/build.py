@@ -562,10 +562,10 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
                "time (60 s each): instances proven, and time and nodes on the instances the "
                "full search proves.")
     return latex_table(header, table_rows, caption=caption, label="tab:ablation-search",
-                       align="lrrr"), macros
+                       align="lrrr", wide=True), macros
 
 
-def hash_table(results: pd.DataFrame, duplicates: dict[str, list[str]], per_page: int = 60
+def hash_table(results: pd.DataFrame, duplicates: dict[str, list[str]], per_page: int = 54
                ) -> str:
     """The appendix tables: every instance by its key (file stem), its name, tensor count and
     the first 16 hex digits of its content SHA-256 (:func:`optplan.instances.content_hash`);
