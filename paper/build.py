@@ -108,10 +108,6 @@ def _pct(value) -> str:
     return "--" if value is None or pd.isna(value) else f"{100 * value:.1f}"
 
 
-def _count(value) -> str:
-    return str(int(value))
-
-
 def _words(names) -> str:
     """``A, B and C``."""
     names = list(names)
