@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from optplan.analysis.report import make_report
-
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -24,6 +22,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from optplan.analysis.report import make_report
+
     out = Path(args.out) if args.out else Path(args.runs[0]) / "report"
     written = make_report(args.runs, out, layout_instance=args.layout_instance,
                           layout_method=args.layout_method)

@@ -8,7 +8,6 @@ import threading
 
 from optplan.commands._common import positive_int
 from optplan.experiments.backends import BACKENDS
-from optplan.experiments.runner import format_summary, run_experiment
 
 
 def add_parser(subparsers) -> None:
@@ -42,6 +41,8 @@ def _interrupt(signum, frame):
 
 
 def run(args) -> int:
+    from optplan.experiments.runner import format_summary, run_experiment
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
     outcome = run_experiment(args.config, out=args.out, jobs=args.jobs, backend=args.backend,
