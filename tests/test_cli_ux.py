@@ -230,3 +230,30 @@ def test_the_default_experiment_runs_mxnet_on_the_networks_only():
     assert mxnet and all(key.startswith("data/networks/") for key in mxnet)
     networks = {job.instance.key for job in plan.jobs if job.instance.has_graph}
     assert mxnet == networks
+
+
+def test_human_output_gives_units_and_explains_a_bound_rows_status(capsys):
+    preload = REPO / "data" / "preload" / "mobilenet_v2_fused_tflite_224_embedded.json"
+    assert main(["solve", str(preload), "--problem", "preload", "--method", "flexnn"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["objective"].endswith(" µs") and lines["lower_bound"].endswith(" µs")
+    assert main(["solve", str(EXAMPLE), "--problem", "offsets", "--method", "lower_bound"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["status"].startswith("UNKNOWN (a bound method")
+    assert lines["lower_bound"] == "124 bytes" and lines["objective"] == "None"
+
+
+def test_the_run_summary_explains_the_status_of_bound_rows(tmp_path):
+    import io
+
+    from optplan.experiments.runner import format_summary, run_experiment
+
+    config = tmp_path / "bound.toml"
+    config.write_text('problems = ["offsets"]\ninstances = ["data/examples/paper_example.json"]'
+                      '\nmethods = ["lower_bound", "greedy_by_size"]\n', encoding="utf-8")
+    run_experiment(config, out=tmp_path / "run", stream=io.StringIO(), bar=False)
+    summary = format_summary(tmp_path / "run")
+    bound_line = next(line for line in summary.splitlines() if "lower_bound" in line)
+    assert "UNKNOWN 1 (a bound method" in bound_line
+    assert "a bound method" not in next(line for line in summary.splitlines()
+                                        if "greedy_by_size" in line)

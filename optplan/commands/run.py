@@ -27,7 +27,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="local",
                         help="where jobs run (default: local process pool)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="Dask scheduler address (default: a local Dask cluster)")
+                        help="Dask scheduler or Ray cluster address (default: a local "
+                             "cluster; Ray's listens on the loopback interface only)")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="bar", action="store_true", default=None,
                           help="always draw the progress bar")
