@@ -22,6 +22,7 @@ RUN_DIR ?= runs/default
 run: install
 	$(VENV)/bin/optplan run experiments/default.toml --out $(RUN_DIR)
 	$(VENV)/bin/optplan report $(RUN_DIR) --out $(RUN_DIR)/report
+	$(VENV)/bin/optplan report $(RUN_DIR) --html --out $(RUN_DIR)/report
 
 # The HTML report's test loads the page in headless Chromium: Debian's package, when absent.
 APT := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
