@@ -18,13 +18,15 @@ share one trace.
 from __future__ import annotations
 
 import html
+import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from optplan.analysis.load import instance_for_key, load_results, optimum_table
+from optplan.analysis.load import (instance_for_key, load_results, optimum_table,
+                                   solution_path)
 from optplan.analysis.tables import strategy_table
 from optplan.errors import InputError
 from optplan.model import Instance, OffsetsSolution, Problem
@@ -48,20 +50,10 @@ class LayoutChoice:
     gap: float | None  # to the instance's reference (the optimum, or the best proven bound)
 
 
-def _require_plotly():
-    try:
-        import plotly  # noqa: F401
-    except ImportError:
+def _require_plotly() -> None:
+    if importlib.util.find_spec("plotly") is None:
         raise InputError("the HTML report needs plotly: pip install 'optplan[html]'",
-                         field="--html") from None
-
-
-def _solution_path(run_dirs: list[Path], job_id: str) -> Path | None:
-    for run_dir in run_dirs:
-        path = run_dir / "solutions" / f"{job_id}.csv"
-        if path.is_file():
-            return path
-    return None
+                         field="--html")
 
 
 def _as_layout(instance: Instance, problem: Problem, solution) -> OffsetsSolution:
@@ -81,7 +73,7 @@ def layout_choices(group: pd.DataFrame, run_dirs: list[Path], instance: Instance
     rows = group[(group["valid"] == True) & group["objective"].notna()]  # noqa: E712
     choices = []
     for _, row in rows.drop_duplicates("method").iterrows():
-        path = _solution_path(run_dirs, row["job_id"])
+        path = solution_path(run_dirs, row["job_id"])
         if path is None:
             continue
         solution = read_solution_csv(instance, problem, path)
@@ -125,7 +117,7 @@ def _bars(instance: Instance, layout: OffsetsSolution, colours: list[str], *, vi
                     for r, offset in zip(records, layout.offsets)],
         hovertemplate=("tensor %{customdata[0]}<br>size %{customdata[1]:,} B<br>"
                        "lifetime ops %{customdata[2]}–%{customdata[3]}<br>"
-                       "offset %{customdata[4]:,}<extra>" + html.escape(name) + "</extra>"),
+                       "offset %{customdata[4]:,}<extra></extra>"),
         marker=dict(color=colours, line=dict(color="white", width=0.5)),
         visible=visible, showlegend=False, name=name)
 
@@ -134,7 +126,6 @@ def layout_figure(instance: Instance, choices: list[LayoutChoice], reference: La
                   reference_label: str, *, selected: str | None = None):
     """The explorer figure of one instance: a drop-down of ``choices`` on the left panel, the
     ``reference`` plan (the proven optimum) on the right."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     titles = [_choice_title(choices[0]), f"{reference_label}: {reference.objective:,} B"]
@@ -236,7 +227,8 @@ def _table(header: list[str], rows: list[list[str]], *, numeric=()) -> str:
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>"
                    for row in rows)
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table></div>')
 
 
 _STYLE = """
@@ -280,7 +272,11 @@ def write_html_report(run_dirs, out_path, *, max_tensors: int = MAX_TENSORS) -> 
             notes.append(f"{label}: {int(row.num_tensors)} tensors, not drawn "
                          f"(more than {max_tensors})")
             continue
-        instance = instance_for_key(group["instance_key"].iloc[0])
+        try:
+            instance = instance_for_key(group["instance_key"].iloc[0])
+        except (OSError, InputError) as error:
+            notes.append(f"{label}: instance not at hand ({error})")
+            continue
         proven = pd.notna(row.optimum)
         reference = int(row.optimum) if proven else (
             int(row.best_bound) if pd.notna(row.best_bound) else None)

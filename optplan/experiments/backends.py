@@ -444,14 +444,17 @@ class RayBackend(Backend):
                 try:
                     output = ray.get(done[0])
                 except Exception as error:  # a lost worker or node, a cancelled task
+                    first_line = (str(error).splitlines() or [""])[0]
                     output = JobOutput(job_row(job, CRASHED, backend=self.name,
                                                reason=f"ray task failed: "
-                                                      f"{type(error).__name__}: "
-                                                      f"{str(error).splitlines()[0]}"))
+                                                      f"{type(error).__name__}: {first_line}"))
                 yield JobFinished(job, output)
         finally:
             for ref in pending:  # force: the worker dies, and with it the job's process group
-                ray.cancel(ref, force=True)
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # the cluster is gone already: so are its workers
+                    pass
 
     def close(self) -> None:
         if self._own_cluster and self._ray.is_initialized():
