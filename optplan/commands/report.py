@@ -8,7 +8,8 @@ from pathlib import Path
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "report", help="write the tables (Markdown, LaTeX) and figures (PDF, PNG) of runs",
+        "report", help="write the tables (Markdown, LaTeX) and figures (PDF, PNG) of runs, "
+                       "or (--html) one interactive page",
         description="Read run directories and write Table 1 (shared objects) and Table 2 "
                     "(offsets) with the proven optimum and every heuristic's gap, gap "
                     "distributions, solve time vs size, anytime curves, a memory layout of a "
