@@ -93,5 +93,5 @@ def test_a_run_without_solution_files_still_gets_its_tables(page, tmp_path):
     bare.mkdir()
     shutil.copy(run / "results.jsonl", bare / "results.jsonl")
     text = write_html_report([bare], tmp_path / "bare.html").read_text(encoding="utf-8")
-    assert "no solution file at hand" in text and "Plotly.newPlot" not in text
+    assert "Not drawn, no solution file at hand (6)" in text and "Plotly.newPlot" not in text
     assert "paper_example" in text and "proved by" in text

@@ -118,7 +118,9 @@ def _bars(instance: Instance, layout: OffsetsSolution, colours: list[str], *, vi
         hovertemplate=("tensor %{customdata[0]}<br>size %{customdata[1]:,} B<br>"
                        "lifetime ops %{customdata[2]}–%{customdata[3]}<br>"
                        "offset %{customdata[4]:,}<extra></extra>"),
-        marker=dict(color=colours, line=dict(color="white", width=0.5)),
+        # White edges separate neighbours; on hundreds of thin bars they would hide them.
+        marker=dict(color=colours, line=dict(color="white",
+                                             width=0.5 if len(records) <= 300 else 0)),
         visible=visible, showlegend=False, name=name)
 
 
@@ -249,6 +251,13 @@ section.layout { margin-bottom: 2.5em; }
 # --- the page -------------------------------------------------------------------------------
 
 
+def _unsolved_note(labels: list[str]) -> str:
+    if not labels:
+        return ""
+    return (f'<p class="note">Not drawn, no solution file at hand ({len(labels)}): '
+            f'{html.escape("; ".join(labels))}.</p>')
+
+
 def write_html_report(run_dirs, out_path, *, max_tensors: int = MAX_TENSORS) -> Path:
     """Write the page for ``run_dirs`` to ``out_path`` and return its path."""
     _require_plotly()
@@ -259,7 +268,7 @@ def write_html_report(run_dirs, out_path, *, max_tensors: int = MAX_TENSORS) -> 
     planning = (results[results["problem"].isin(list(_PROBLEM_TITLES))]
                 if not results.empty else results)
     optima = optimum_table(planning) if not planning.empty else pd.DataFrame()
-    sections, contents, notes = [], [], []
+    sections, contents, notes, unsolved = [], [], [], []
     include_js = True
     for row in optima.itertuples():
         problem = Problem.parse(row.problem)
@@ -282,7 +291,7 @@ def write_html_report(run_dirs, out_path, *, max_tensors: int = MAX_TENSORS) -> 
             int(row.best_bound) if pd.notna(row.best_bound) else None)
         choices = layout_choices(group, run_dirs, instance, problem, reference)
         if not choices:
-            notes.append(f"{label}: no solution file at hand")
+            unsolved.append(label)
             continue
         optimal = [c for c in choices if c.status == "OPTIMAL" and c.objective == reference]
         right = optimal[0] if optimal else choices[0]
@@ -319,6 +328,7 @@ right panel is the proven optimum. Hover a rectangle for its tensor, size, lifet
 offset; drag to zoom, double-click to reset.</p>
 <nav><ul>{''.join(contents)}</ul></nav>
 {''.join(f'<p class="note">{html.escape(n)}</p>' for n in notes)}
+{_unsolved_note(unsolved)}
 {''.join(sections) or '<p>No layouts: the runs have no solution files.</p>'}
 </body></html>
 """
