@@ -7,12 +7,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: install run test paper clean
+.PHONY: install browser run test paper clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask]'
+	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask,ray,html]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,8 +22,15 @@ RUN_DIR ?= runs/default
 run: install
 	$(VENV)/bin/optplan run experiments/default.toml --out $(RUN_DIR)
 	$(VENV)/bin/optplan report $(RUN_DIR) --out $(RUN_DIR)/report
+	$(VENV)/bin/optplan report $(RUN_DIR) --html --out $(RUN_DIR)/report
 
-test: install
+# The HTML report's test loads the page in headless Chromium: Debian's package, when absent.
+APT := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
+browser:
+	@command -v chromium >/dev/null 2>&1 || { $(APT) update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq chromium >/dev/null; }
+
+test: install browser
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
 
 # Tables, figures and macros from the committed results in paper/results/; the PDF when a LaTeX

@@ -146,6 +146,14 @@ class Instance:
             raise InputError("duplicate in-place pair", field="inplace")
         object.__setattr__(self, "inplace_pairs", tuple(pairs))
 
+    def __repr__(self) -> str:
+        """One short line (the records themselves are in ``.records``)."""
+        extras = [f"alignment={self.alignment}"] if self.alignment != 1 else []
+        if self.inplace_pairs:
+            extras.append(f"inplace_pairs={len(self.inplace_pairs)}")
+        return (f"Instance({self.name!r}, {len(self)} records, {self.num_ops} ops"
+                + "".join(f", {extra}" for extra in extras) + ")")
+
     # Cheap derived views (bulk algorithms use the numpy arrays).
     def __len__(self) -> int:
         return len(self.records)

@@ -471,8 +471,13 @@ params = { delay = 0.2 }
     assert widest == 2
 
 
-def test_unavailable_backend_is_a_usage_error(tmp_path, capsys):
+def test_unavailable_backend_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ray" else real_find_spec(name, *a))
     out = tmp_path / "run"
     assert main(["run", str(SMOKE), "--out", str(out), "--backend", "ray"]) == 2
-    assert "ray backend is not implemented" in capsys.readouterr().err
+    assert "pip install 'optplan[ray]'" in capsys.readouterr().err
     assert not out.exists()

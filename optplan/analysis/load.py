@@ -9,7 +9,8 @@ import pandas as pd
 
 from optplan.errors import InputError
 
-__all__ = ["load_results", "optimum_table", "instance_for_key", "suite_of", "SUITES"]
+__all__ = ["load_results", "optimum_table", "instance_for_key", "solution_path", "suite_of",
+           "SUITES"]
 
 _NESTED = ("violations", "params", "trajectory", "info")
 _EXACT_STATUSES = ("OPTIMAL",)
@@ -113,6 +114,15 @@ def optimum_table(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(records, columns=None if records else [
         "instance", "problem", "inplace", "num_tensors", "lower_bound", "optimum",
         "best_objective", "best_bound", "proved_by", "conflict"])
+
+
+def solution_path(run_dirs, job_id: str) -> Path | None:
+    """The solution file of job ``job_id`` in the first of ``run_dirs`` that has it."""
+    for run_dir in map(Path, run_dirs):
+        path = run_dir / "solutions" / f"{job_id}.csv"
+        if path.is_file():
+            return path
+    return None
 
 
 def instance_for_key(key: str, repo: Path | None = None):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from optplan.analysis import figures
-from optplan.analysis.load import instance_for_key, load_results, optimum_table
+from optplan.analysis.load import (instance_for_key, load_results, optimum_table,
+                                   solution_path)
 from optplan.analysis.names import instance_title
 from optplan.analysis.style import save_figure
 from optplan.analysis.tables import (preload_table, render_latex, render_markdown,
@@ -118,14 +119,6 @@ def hard_instances(results: pd.DataFrame, count: int = 4, *,
     return chosen
 
 
-def _solution_path(row, run_dirs) -> Path | None:
-    for run_dir in run_dirs:
-        path = run_dir / "solutions" / f"{row['job_id']}.csv"
-        if path.is_file():
-            return path
-    return None
-
-
 def _layout(results, run_dirs, instance_name, method):
     """Heuristic vs proven optimum on one offsets instance: ``instance_name``, or the one with
     the largest gap among those whose two solution files are at hand (a real network when
@@ -138,7 +131,7 @@ def _layout(results, run_dirs, instance_name, method):
                    & ~results["inplace"].astype(bool)]
     if instance_name is not None:
         rows = rows[rows["instance"] == instance_name]
-    present = pd.Series([_solution_path(row, run_dirs) is not None
+    present = pd.Series([solution_path(run_dirs, row["job_id"]) is not None
                          for _, row in rows.iterrows()], index=rows.index, dtype=bool)
     rows = rows[present]
     optimal = rows[rows["status"] == "OPTIMAL"]
@@ -158,7 +151,8 @@ def _layout(results, run_dirs, instance_name, method):
     opt_row = optimal[optimal["instance"] == chosen].sort_values("wall_time_s").iloc[0]
     heur_row = heuristic[heuristic["instance"] == chosen].iloc[0]
     instance = instance_for_key(opt_row["instance_key"])
-    solutions = {label: read_solution_csv(instance, "offsets", _solution_path(row, run_dirs))
+    solutions = {label: read_solution_csv(instance, "offsets",
+                                          solution_path(run_dirs, row["job_id"]))
                  for label, row in ((method, heur_row),
                                     (f"optimum ({opt_row['method']})", opt_row))}
     return figures.layout_figure(instance, solutions, title=chosen)

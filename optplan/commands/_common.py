@@ -37,6 +37,11 @@ def positive_float(text: str) -> float:
 RECORD_PROBLEMS = (Problem.OFFSETS, Problem.SHARED_OBJECTS)
 
 
+def objective_unit(problem: Problem) -> str:
+    """What a problem's objective counts: bytes of memory, or µs of latency for preload."""
+    return "µs" if problem is Problem.PRELOAD else "bytes"
+
+
 def add_problem_argument(parser: argparse.ArgumentParser, *, required: bool = True,
                          problems=tuple(Problem)) -> None:
     parser.add_argument("--problem", required=required,

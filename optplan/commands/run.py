@@ -8,7 +8,6 @@ import threading
 
 from optplan.commands._common import positive_int
 from optplan.experiments.backends import BACKENDS
-from optplan.experiments.runner import format_summary, run_experiment
 
 
 def add_parser(subparsers) -> None:
@@ -28,7 +27,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="local",
                         help="where jobs run (default: local process pool)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="Dask scheduler address (default: a local Dask cluster)")
+                        help="Dask scheduler or Ray cluster address (default: a local "
+                             "cluster; Ray's listens on the loopback interface only)")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="bar", action="store_true", default=None,
                           help="always draw the progress bar")
@@ -42,6 +42,8 @@ def _interrupt(signum, frame):
 
 
 def run(args) -> int:
+    from optplan.experiments.runner import format_summary, run_experiment
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
     outcome = run_experiment(args.config, out=args.out, jobs=args.jobs, backend=args.backend,

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from optplan.errors import InputError
-from optplan.experiments.runner import format_summary
 
 
 def add_parser(subparsers) -> None:
@@ -22,6 +21,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from optplan.experiments.runner import format_summary
+
     for index, folder in enumerate(map(Path, args.dirs)):
         if not (folder / "results.jsonl").is_file() and not (folder / "manifest.json").is_file():
             raise InputError("not a run directory (no results.jsonl or manifest.json)",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
-from optplan.commands._common import add_problem_argument, add_solver_flags, positive_int
+from optplan.commands._common import (add_problem_argument, add_solver_flags, objective_unit,
+                                      positive_int)
 from optplan.errors import InputError
 from optplan.formats import load_instance, write_solution_csv
 from optplan.model import Problem
+from optplan.registry import get_method
 from optplan.solve import solve
 
 
@@ -62,6 +64,10 @@ def run(args) -> int:
         summary = result.summary()
         width = max(map(len, summary))
         for key, value in summary.items():
+            if key in ("objective", "lower_bound", "best_bound") and value is not None:
+                value = f"{value} {objective_unit(problem)}"
+            elif key == "status" and get_method(args.method).kind == "bound":
+                value = f"{value} (a bound method: it computes a bound, not a solution)"
             print(f"{key:<{width}}  {value}")
         for violation in result.violations:
             print(f"violation  {violation}")

@@ -79,6 +79,7 @@ class InstanceRef:
     alignment: int | None = None
     digest: str | None = None
     has_inplace_pairs: bool | None = None
+    has_graph: bool = False
     preload: bool = False
     inplace: tuple[bool, ...] | None = field(default=None, compare=False)
 
@@ -174,7 +175,8 @@ def expand(config: ExperimentConfig, budget_cache: BudgetCache | None = None) ->
 
     A counted preload sweep solves each preload instance's two endpoint budgets here (see
     :mod:`optplan.experiments.budgets`), unless ``budget_cache`` already holds them; computed
-    endpoints are added to it.
+    endpoints are added to it. A method that runs on the network graph (``input = "graph"``,
+    e.g. ``mxnet``) gets a job only on the instances that carry their graph.
 
     Raises
     ------
@@ -199,7 +201,8 @@ def expand(config: ExperimentConfig, budget_cache: BudgetCache | None = None) ->
             for spec, info, method_problem in resolved_methods:
                 if method_problem is not problem or (
                         spec.max_tensors is not None
-                        and instance.num_tensors > spec.max_tensors):
+                        and instance.num_tensors > spec.max_tensors) or (
+                        info.input == "graph" and not instance.has_graph):
                     continue
                 for budget in budgets:
                     for job in _method_jobs(config, spec, info, problem, instance, plugins,
@@ -378,7 +381,8 @@ def _file_ref(path: Path, written: str, spec: InstanceSpec) -> InstanceRef:
     return InstanceRef(key=_instance_key(path), label=instance.name or path.stem,
                        num_tensors=len(instance), path=str(path.resolve()),
                        alignment=spec.alignment, digest=digest,
-                       has_inplace_pairs=bool(instance.inplace_pairs), inplace=spec.inplace)
+                       has_inplace_pairs=bool(instance.inplace_pairs),
+                       has_graph="graph" in instance.provenance, inplace=spec.inplace)
 
 
 def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[InstanceRef]:

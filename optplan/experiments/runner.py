@@ -153,8 +153,9 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
     jobs : int, optional
         Jobs at a time. Default: as many as fit in the cores, a job taking its ``workers``
         (so ``cores // workers`` for exact jobs; heuristics take one core each).
-    backend : {"local", "dask"}
-        Where jobs run; ``address`` is the Dask scheduler (default: a local cluster).
+    backend : {"local", "dask", "ray"}
+        Where jobs run; ``address`` is the Dask scheduler or the Ray cluster (default: a
+        local cluster).
     stream, bar
         Where progress goes, and whether to draw a bar (default: when ``stream`` is a tty).
 
@@ -194,7 +195,7 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
         pending = [job for job in plan.jobs if job.job_id not in finished]
         if jobs is not None:  # the user's count, whatever the jobs' widths
             parallel, core_budget = jobs, None
-        elif backend == "local":
+        elif backend in ("local", "ray"):  # a job takes its workers' cores
             parallel = core_budget = available_cores()
         else:
             parallel, core_budget = default_parallelism(config.workers), None
@@ -287,6 +288,7 @@ def format_summary(run_dir: str | Path, *, max_failures: int = 20) -> str:
     if counts:
         lines.append("status: " + ", ".join(f"{s} {n}" for s, n in counts.items()))
     by_method: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    bounds = {row.get("method") for row in rows.values() if row.get("kind") == "bound"}
     for row in rows.values():
         by_method[row.get("method", "?")][row.get("status")] += 1
     if by_method:
@@ -294,6 +296,8 @@ def format_summary(run_dir: str | Path, *, max_failures: int = 20) -> str:
         lines.append("by method:")
         for method in sorted(by_method):
             text = ", ".join(f"{s} {n}" for s, n in _ordered_counts(by_method[method]).items())
+            if method in bounds:
+                text += " (a bound method: a bound and no solution, so UNKNOWN)"
             lines.append(f"  {method:<{width}}  {text}")
     failures = [row for row in rows.values()
                 if row.get("status") in FAILURE_STATUSES or row.get("valid") is False]
