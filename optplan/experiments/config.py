@@ -306,6 +306,8 @@ def load_config(path: str | Path) -> ExperimentConfig:
     except OSError as error:
         raise InputError(f"cannot read the config: {error.strerror or error}",
                          file=str(path)) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not a UTF-8 text file (byte {error.start})", file=str(path)) from None
     return parse_config(text, path)
 
 

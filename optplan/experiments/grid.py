@@ -34,6 +34,7 @@ from optplan.errors import InputError, UnknownMethodError
 from optplan.experiments.budgets import BudgetCache, sweep_budgets
 from optplan.experiments.config import ExperimentConfig, InstanceSpec, MethodSpec
 from optplan.model import Problem
+from optplan.params import check_parameter
 from optplan.registry import MethodInfo, get_method, methods
 
 __all__ = ["InstanceRef", "Job", "Plan", "expand", "repo_root", "shared_root", "resolve_plugins",
@@ -447,15 +448,20 @@ def _resolve_methods(config: ExperimentConfig,
 def _check_parameters(config: ExperimentConfig, spec: MethodSpec, info: MethodInfo,
                       problem: Problem) -> None:
     accepted = info.accepts(problem)
-    if accepted is None:
-        return
-    for section, keys in (("params", spec.params), ("grid", spec.grid)):
-        for key in keys:
-            if key not in accepted:
+    func = info.implementations[problem]
+    for section, values in (("params", {k: [v] for k, v in spec.params.items()}),
+                            ("grid", spec.grid)):
+        for key, choices in values.items():
+            if accepted is not None and key not in accepted:
                 takes = sorted(accepted - {"instance", *SOLVER_FLAGS})
                 raise config.error(f"method {info.name!r} ({problem.cli_name}) takes no "
                                    f"parameter {key!r} (it takes: {', '.join(takes) or 'none'})",
                                    f"{spec.where}.{section}.{key}")
+            for value in choices:
+                try:
+                    check_parameter(func, key, value)
+                except InputError as error:
+                    raise config.error(error.message, f"{spec.where}.{section}.{key}") from None
 
 
 def _applies(flag: str, info: MethodInfo, problem: Problem) -> bool:
