@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from optplan.analysis.report import make_report
+from optplan.formats.paths import check_output_folder
 
 
 def add_parser(subparsers) -> None:
@@ -25,6 +26,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     out = Path(args.out) if args.out else Path(args.runs[0]) / "report"
+    check_output_folder(out, "--out")
     written = make_report(args.runs, out, layout_instance=args.layout_instance,
                           layout_method=args.layout_method)
     for path in written:

@@ -7,6 +7,7 @@ import json
 from optplan.commands._common import add_problem_argument, add_solver_flags, positive_int
 from optplan.errors import InputError
 from optplan.formats import load_instance, write_solution_csv
+from optplan.formats.paths import check_output_file
 from optplan.model import Problem
 from optplan.solve import solve
 
@@ -38,6 +39,8 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     problem = Problem.parse(args.problem)
+    if args.output:
+        check_output_file(args.output, "--output")
     params = {}
     if problem is Problem.PRELOAD:
         from optplan.preload import read_preload_instance, write_plan
