@@ -60,6 +60,8 @@ def load_results(run_dirs) -> pd.DataFrame:
                 except json.JSONDecodeError:
                     continue
         frame = pd.DataFrame(rows)
+        if "job_id" in frame:  # a job retried after a crash: its last row stands
+            frame = frame.drop_duplicates("job_id", keep="last")
         frame["run"] = run_dir.name
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

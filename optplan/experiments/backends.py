@@ -154,8 +154,27 @@ def _context():
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["optplan.experiments._warm"])
+        _start_forkserver()
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _start_forkserver() -> None:
+    """Start the fork server with ``PYTHONSAFEPATH``: it is a ``python -c`` process, which
+    would otherwise put the current folder first on its path, and run from a folder holding
+    an ``optplan/`` directory (a checkout's parent) it would import that instead of the
+    installed package, and every job would crash."""
+    from multiprocessing import forkserver
+
+    saved = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        forkserver.ensure_running()
+    finally:
+        if saved is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = saved
 
 
 def _last_line(path: Path | None) -> str:

@@ -11,7 +11,8 @@
     RUN/results.csv          the same as CSV
 
 A line cut short by a kill does not parse and is ignored (its job is redone); the cut tail is
-removed before the next append so every later line starts on a line of its own. A solution
+removed before the next append so every later line starts on a line of its own. A job that
+crashed is run again on resume and its new row appended: the last row of a job stands. A solution
 file is written (to a temporary name, then renamed) before its row is appended, so a row
 always has its file. One run at a time holds ``RUN/.lock``.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from optplan.errors import InputError
+from optplan.formats.paths import check_output_folder
 
 __all__ = ["RunStore", "read_rows", "rows_table", "write_table", "NESTED_COLUMNS"]
 
@@ -49,8 +51,9 @@ def dumps_row(row: dict) -> str:
 
 
 def read_rows(path: str | Path) -> tuple[dict[str, dict], int]:
-    """The rows of a ``results.jsonl`` by ``job_id`` (the first complete line of each), and
-    how many lines were skipped because they do not parse (a cut line)."""
+    """The rows of a ``results.jsonl`` by ``job_id`` (the last complete line of each: a job
+    retried after a crash has its crashed row earlier in the file), and how many lines were
+    skipped because they do not parse (a cut line)."""
     rows: dict[str, dict] = {}
     skipped = 0
     path = Path(path)
@@ -67,7 +70,7 @@ def read_rows(path: str | Path) -> tuple[dict[str, dict], int]:
                 skipped += 1
                 continue
             if isinstance(row, dict) and isinstance(row.get("job_id"), str):
-                rows.setdefault(row["job_id"], row)
+                rows[row["job_id"]] = row
             else:
                 skipped += 1
     return rows, skipped
@@ -225,6 +228,7 @@ def merge_runs(out: str | Path, sources: list[str | Path]) -> pd.DataFrame:
     ``out/sources/<n>/``, and ``out/manifest.json`` lists the sources.
     """
     out = Path(out)
+    check_output_folder(out, "OUT")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out} exists and is not empty; merge into a new directory",
                          file=str(out))
