@@ -17,9 +17,12 @@ from typing import Callable
 
 from optplan.errors import InputError
 
-__all__ = ["check_parameter", "expected_type"]
+__all__ = ["check_parameter", "expected_type", "MAX_FLAG"]
 
 _CHECKED = (bool, int, float, str)
+
+MAX_FLAG = 2**31 - 1
+"""The largest seed or worker count: the solvers take them as 32-bit integers."""
 
 
 def expected_type(func: Callable, name: str) -> type | None:

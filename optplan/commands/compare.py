@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 from optplan.commands._common import RECORD_PROBLEMS, add_problem_argument, add_solver_flags
-from optplan.errors import InputError
+from optplan.errors import InputError, about_file
 from optplan.formats import load_instance
 from optplan.model import Problem
 from optplan.registry import get_method, methods
@@ -41,8 +44,10 @@ def run(args) -> int:
         cells = {}
         bound = None
         for name in names:
-            result = solve(instance, name, problem, time_limit=args.time_limit,
-                           workers=args.workers, seed=args.seed)
+            with about_file(path, unless_fields=("time_limit", "workers", "seed")), \
+                    contextlib.redirect_stdout(sys.stderr):
+                result = solve(instance, name, problem, time_limit=args.time_limit,
+                               workers=args.workers, seed=args.seed)
             bound = result.lower_bound
             if result.objective is None:
                 cells[name] = result.status.value

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 
 from optplan.commands._common import add_problem_argument, add_solver_flags, positive_int
-from optplan.errors import InputError
+from optplan.errors import InputError, about_file
 from optplan.formats import load_instance, write_solution_csv
 from optplan.formats.paths import check_output_file
 from optplan.model import Problem
@@ -48,12 +50,16 @@ def run(args) -> int:
         instance = read_preload_instance(args.path)
         if args.budget is not None:
             params["budget"] = args.budget
+        _check_budget(instance, args)
     else:
         if args.budget is not None:
-            raise InputError("--budget applies to the preload problem only", field="budget")
+            raise InputError("applies to the preload problem only", field="--budget")
         instance = load_instance(args.path, alignment=args.alignment)
-    result = solve(instance, args.method, problem, inplace=args.inplace,
-                   time_limit=args.time_limit, workers=args.workers, seed=args.seed, **params)
+    with about_file(args.path, unless_fields=("time_limit", "workers", "seed", "budget")), \
+            contextlib.redirect_stdout(sys.stderr):  # a method's own prints: not the result
+        result = solve(instance, args.method, problem, inplace=args.inplace,
+                       time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                       **params)
     if args.output and result.solution is not None:
         if problem is Problem.PRELOAD:
             write_plan(instance, result.solution, args.output)
@@ -69,3 +75,16 @@ def run(args) -> int:
         for violation in result.violations:
             print(f"violation  {violation}")
     return 0
+
+
+def _check_budget(instance, args) -> None:
+    """A budget below what every plan keeps resident at some step admits no plan: bad input."""
+    from optplan.preload.bounds import budget_lower_bound
+
+    budget = args.budget if args.budget is not None else instance.budget
+    needed = budget_lower_bound(instance) if budget is not None else 0
+    if budget is not None and budget < needed:
+        where = {"field": "--budget"} if args.budget is not None else {"file": args.path,
+                                                                        "field": "budget"}
+        raise InputError(f"{budget} bytes admit no plan: {needed} bytes are resident at once "
+                         "under every plan", **where)

@@ -33,7 +33,7 @@ from pathlib import Path
 from optplan.errors import InputError, UnknownMethodError
 from optplan.experiments.budgets import BudgetCache, sweep_budgets
 from optplan.experiments.config import ExperimentConfig, InstanceSpec, MethodSpec
-from optplan.model import Problem
+from optplan.model import MAX_VALUE, Problem
 from optplan.params import check_parameter
 from optplan.registry import MethodInfo, get_method, methods
 
@@ -391,6 +391,10 @@ def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[Instan
     if spec.generator not in GENERATORS:
         raise config.error(f"unknown generator {spec.generator!r}; valid: "
                            f"{', '.join(GENERATORS)}", f"{spec.where}.generator")
+    if spec.alignment is not None and spec.alignment * max(spec.tensors) > MAX_VALUE:
+        # Every tensor takes at least one alignment step (the instance's limit, model.py).
+        raise config.error(f"{max(spec.tensors)} tensors aligned to {spec.alignment} take more "
+                           "than 2^62 bytes", f"{spec.where}.alignment")
     return [InstanceRef(key=f"generator:{spec.generator}:{tensors}:{seed}",
                         label=f"{spec.generator}-{tensors}-s{seed}", num_tensors=tensors,
                         generator=spec.generator, seed=seed, alignment=spec.alignment,

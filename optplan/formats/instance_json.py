@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from optplan.errors import InputError
+from optplan.formats.json_file import read_json_file
 from optplan.model import Instance, UsageRecord
 
 __all__ = ["instance_from_dict", "instance_to_dict", "read_json_instance", "write_json_instance"]
@@ -107,20 +108,7 @@ def instance_to_dict(instance: Instance) -> dict:
 
 
 def read_json_instance(path: str | Path) -> Instance:
-    path = str(path)
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON: {error.msg} (column {error.colno})", file=path,
-                         line=error.lineno) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not a UTF-8 text file (byte {error.start})", file=path) from None
-    except RecursionError:
-        raise InputError("malformed JSON: nested too deeply", file=path) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror or error}", file=path) from None
-    return instance_from_dict(data, file=path)
+    return instance_from_dict(read_json_file(path), file=str(path))
 
 
 def write_json_instance(instance: Instance, path: str | Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from optplan.errors import InputError
 from optplan.model import Instance, OffsetsSolution, UsageRecord
 
-__all__ = ["read_minimalloc_csv", "write_minimalloc_csv", "parse_int"]
+__all__ = ["read_minimalloc_csv", "write_minimalloc_csv", "parse_int", "decimal_int"]
 
 COLUMNS = ("id", "lower", "upper", "size")
 
@@ -21,12 +21,21 @@ COLUMNS = ("id", "lower", "upper", "size")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-def parse_int(text: str, *, file: str, line: int, field: str) -> int:
-    """An integer written in ASCII digits (``int()`` alone would also take ``１２`` or ``1_0``)."""
+def decimal_int(text: str) -> int:
+    """``text`` as an integer written in ASCII digits, else ``ValueError`` (``int()`` alone
+    would also take ``１２`` or ``1_0``)."""
     stripped = text.strip() if isinstance(text, str) else ""
     if not _INTEGER.fullmatch(stripped):
-        raise InputError(f"not an integer: {text!r}", file=file, line=line, field=field)
+        raise ValueError(f"not an integer: {text!r}")
     return int(stripped)
+
+
+def parse_int(text: str, *, file: str, line: int, field: str) -> int:
+    """:func:`decimal_int`, with an :class:`InputError` naming the file, line and field."""
+    try:
+        return decimal_int(text)
+    except ValueError as error:
+        raise InputError(str(error), file=file, line=line, field=field) from None
 
 
 def read_csv_rows(path: str | Path, required: tuple[str, ...]) -> tuple[list[str], list[tuple[int, dict]]]:
