@@ -523,6 +523,10 @@ def noisy(instance):
     tops = [sum(r.size for r in instance.records[:i]) for i in range(len(instance))]
     return OffsetsSolution.from_offsets(instance, tops)
 
+@register("test_overlapping", "offsets")
+def overlapping(instance):
+    return OffsetsSolution.from_offsets(instance, [0] * len(instance))
+
 sys.exit(main(sys.argv[1:]))
 '''
 
@@ -535,6 +539,16 @@ def test_process_json_stdout_holds_only_the_result_when_a_library_prints(tmp_pat
     assert assert_one_json_object(done.stdout)["valid"] is True
     assert "written to fd 1 by native code" in done.stderr
     assert "buffered C printf, never flushed" in done.stderr
+
+
+def test_process_an_invalid_solution_is_never_a_success(tmp_path, good):
+    script = write(tmp_path, "methods.py", NOISY_METHOD)
+    done = run_process([str(script), "solve", str(good), "--problem", "offsets", "--method",
+                        "test_overlapping", "--json"])
+    assert done.returncode == 1
+    assert assert_one_json_object(done.stdout)["valid"] is False
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "optplan: error: test_overlapping returned a solution the validator rejects: overlap")
 
 
 def test_process_run_from_a_folder_holding_an_optplan_directory(tmp_path):

@@ -18,7 +18,9 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "solve", help="run one method on one instance",
         description="Run one method on a MiniMalloc CSV or optplan JSON instance, validate the "
-                    "solution, and print the result.")
+                    "solution, and print the result. Exit 0 with a valid solution (or none, "
+                    "with its status), 1 when the validator rejects the method's solution, 2 "
+                    "for bad input.")
     parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json "
                         "(preload: a preload instance .json)")
     add_problem_argument(parser)
@@ -74,6 +76,10 @@ def run(args) -> int:
             print(f"{key:<{width}}  {value}")
         for violation in result.violations:
             print(f"violation  {violation}")
+    if result.valid is False:  # a method's wrong answer is never a success
+        print(f"optplan: error: {args.method} returned a solution the validator rejects: "
+              f"{result.violations[0]}", file=sys.stderr)
+        return 1
     return 0
 
 
