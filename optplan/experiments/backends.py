@@ -46,6 +46,7 @@ __all__ = ["Backend", "LocalBackend", "DaskBackend", "JobStarted", "JobFinished"
 
 BACKENDS = ("local", "dask", "ray")
 _POLL_S = 0.5
+SAFE_PATH_MARK = "optplan-forkserver"  # the PYTHONSAFEPATH value the fork server starts with
 
 
 @dataclass(frozen=True)
@@ -163,18 +164,18 @@ def _start_forkserver() -> None:
     """Start the fork server with ``PYTHONSAFEPATH``: it is a ``python -c`` process, which
     would otherwise put the current folder first on its path, and run from a folder holding
     an ``optplan/`` directory (a checkout's parent) it would import that instead of the
-    installed package, and every job would crash."""
+    installed package, and every job would crash. (Its preload module drops the variable
+    again, so that jobs do not hand it on to programs they start.)"""
     from multiprocessing import forkserver
 
-    saved = os.environ.get("PYTHONSAFEPATH")
-    os.environ["PYTHONSAFEPATH"] = "1"
+    if os.environ.get("PYTHONSAFEPATH"):
+        forkserver.ensure_running()
+        return
+    os.environ["PYTHONSAFEPATH"] = SAFE_PATH_MARK
     try:
         forkserver.ensure_running()
     finally:
-        if saved is None:
-            del os.environ["PYTHONSAFEPATH"]
-        else:
-            os.environ["PYTHONSAFEPATH"] = saved
+        del os.environ["PYTHONSAFEPATH"]
 
 
 def _last_line(path: Path | None) -> str:
