@@ -9,7 +9,6 @@ object on stdout, so while a command runs, descriptor 1 points at stderr, and ``
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import os
 import sys
@@ -21,6 +20,8 @@ def _flush_c_streams() -> None:
     """Flush C stdio buffers, so that a library's buffered output leaves while fd 1 still
     points at stderr."""
     try:
+        import ctypes
+
         ctypes.CDLL(None).fflush(None)
     except (OSError, AttributeError, TypeError):
         pass
