@@ -13,6 +13,7 @@ import pkgutil
 import sys
 
 from optplan import __version__
+from optplan.commands._stdout import command_stdout
 from optplan.errors import OptplanError
 
 __all__ = ["main", "build_parser"]
@@ -57,7 +58,8 @@ def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or EXIT_OK)
+        with command_stdout():  # a solver library's own prints go to stderr
+            return int(args.run(args) or EXIT_OK)
     except OptplanError as error:
         print(f"optplan: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -61,7 +61,14 @@ def round_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-MAX_VALUE = 2**62  # sizes, ops and alignments stay far inside int64 arithmetic
+MAX_VALUE = 2**62
+"""The largest size, op, alignment, and sum of aligned sizes an instance may hold.
+
+Every method's plan fits in the sum of the sizes rounded up to the alignment (stacking every
+tensor is a plan, and a placement never starts above the tensors below it), so a sum within
+2^62 keeps every offset, arena, breadth, bound and ``offset + size + alignment`` inside int64:
+heuristics may use numpy int64 arrays without overflow checks. An instance that does not fit
+is refused when it is built (:class:`Instance`), once for every method."""
 
 
 def require_int(value, field_name: str, *, minimum: int | None = None) -> int:
@@ -145,6 +152,7 @@ class Instance:
         if len(set(pairs)) != len(pairs):
             raise InputError("duplicate in-place pair", field="inplace")
         object.__setattr__(self, "inplace_pairs", tuple(pairs))
+        _check_total(self.records, self.alignment)
 
     def __repr__(self) -> str:
         """One short line (the records themselves are in ``.records``)."""
@@ -199,6 +207,17 @@ class Instance:
         records = [UsageRecord(str(i), first, last, size) for i, (first, last, size)
                    in enumerate(triples)]
         return cls(tuple(records), name=name, alignment=alignment, inplace_pairs=inplace_pairs)
+
+
+def _check_total(records, alignment: int) -> None:
+    """Refuse instances whose aligned sizes sum beyond :data:`MAX_VALUE`."""
+    total = sum(record.size for record in records)
+    aligned = total if alignment == 1 else sum(round_up(r.size, alignment) for r in records)
+    if aligned > MAX_VALUE:
+        field_name = "size" if total > MAX_VALUE else "alignment"
+        rounded = "" if field_name == "size" else f" rounded up to the alignment {alignment}"
+        raise InputError(f"the tensors' sizes{rounded} sum to {aligned}, above the limit "
+                         "2^62 that keeps every plan within 64-bit integers", field=field_name)
 
 
 @dataclass(frozen=True)

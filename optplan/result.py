@@ -38,13 +38,17 @@ class SolverOutcome:
 
 
 def relative_gap(objective: int | None, bound: int | None) -> float | None:
-    """``(objective - bound) / bound``: how far above the bound; 0 when they meet."""
+    """``(objective - bound) / bound``: how far above the bound; 0 when they meet.
+
+    ``None`` when it is undefined: no objective, no bound, or a bound of 0 below a positive
+    objective (never an infinity, which JSON cannot carry).
+    """
     if objective is None or bound is None:
         return None
     if objective == bound:
         return 0.0
     if bound <= 0:
-        return float("inf")
+        return None
     return (objective - bound) / bound
 
 

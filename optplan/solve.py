@@ -12,6 +12,7 @@ from typing import Callable
 from optplan.bounds import lower_bound
 from optplan.errors import InputError
 from optplan.model import Instance, Problem, Solution, round_up
+from optplan.params import check_parameter
 from optplan.registry import get_method
 from optplan.result import Result, SolverOutcome, Status, relative_gap
 from optplan.validate import validate
@@ -77,6 +78,8 @@ def solve(instance: Instance, method: str, problem: Problem | str | None = None,
     given = {k: v for k, v in flags.items() if v is not None} | params
     func: Callable = info.implementations[problem]
     arguments = _call_arguments(info.accepts(problem), method, given)
+    for key, value in arguments.items():
+        check_parameter(func, key, value)
 
     bound = lower_bound(instance, problem)
     start = time.perf_counter()

@@ -30,9 +30,9 @@ def named(name: str, **kwargs) -> Instance:
 
 @st.composite
 def instances(draw, max_tensors: int = 8, max_ops: int = 10, max_size: int = 64,
-              alignment: bool = False, inplace: bool = False) -> Instance:
+              alignment: bool = False, inplace: bool = False, min_tensors: int = 0) -> Instance:
     """Random small instances; optionally a random alignment and in-place pairs."""
-    count = draw(st.integers(0, max_tensors))
+    count = draw(st.integers(min_tensors, max_tensors))
     triples = []
     for _ in range(count):
         first = draw(st.integers(0, max_ops - 1))

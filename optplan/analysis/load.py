@@ -52,15 +52,19 @@ def load_results(run_dirs) -> pd.DataFrame:
         if not path.is_file():
             raise InputError("not a run directory (no results.jsonl)", file=str(run_dir))
         rows = []
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.endswith("\n"):
+        with open(path, "rb") as handle:
+            for line in handle:
+                if not line.endswith(b"\n"):
                     continue  # a line cut short by a kill
                 try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
+                    row = json.loads(line)
+                except (json.JSONDecodeError, UnicodeDecodeError):
                     continue
+                if isinstance(row, dict) and isinstance(row.get("job_id"), str):
+                    rows.append(row)  # what the run's own reader takes (store.read_rows)
         frame = pd.DataFrame(rows)
+        if "job_id" in frame:  # a job retried after a crash: its last row stands
+            frame = frame.drop_duplicates("job_id", keep="last")
         frame["run"] = run_dir.name
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -73,8 +77,8 @@ def load_results(run_dirs) -> pd.DataFrame:
         return table
     table["inplace"] = (table["inplace"].fillna(False).astype(bool) if "inplace" in table
                         else False)
-    from_params = table["params"].map(lambda p: (p or {}).get("budget")
-                                      if isinstance(p, dict) else None)
+    from_params = (table["params"] if "params" in table else pd.Series(None, table.index)).map(
+        lambda p: p.get("budget") if isinstance(p, dict) else None)
     table["budget"] = (table["budget"].where(table["budget"].notna(), from_params)
                        if "budget" in table else from_params)
     table["suite"] = (table["instance_key"].map(suite_of) if "instance_key" in table

@@ -3,34 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 
-from optplan.model import Problem
+from optplan.formats.minimalloc_csv import decimal_int
+from optplan.model import MAX_VALUE, Problem
+from optplan.params import MAX_FLAG
+
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
-def _int_at_least(minimum: int):
+def _int_within(minimum: int, maximum: int = MAX_VALUE):
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+            value = decimal_int(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"must be in {minimum}..{maximum}, got {value}")
         return value
 
     return parse
 
 
-positive_int = _int_at_least(1)
-non_negative_int = _int_at_least(0)
+positive_int = _int_within(1)
+seed_value = _int_within(0, MAX_FLAG)
+worker_count = _int_within(1, MAX_FLAG)
 
 
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    """A finite number > 0 written in ASCII (``float()`` alone takes ``inf`` and ``１``)."""
+    if not _NUMBER.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    value = float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
 
 
@@ -56,6 +63,6 @@ def add_solver_flags(parser: argparse.ArgumentParser) -> None:
                                       "that have no use for them ignore them)")
     group.add_argument("--time-limit", type=positive_float, metavar="S",
                        help="wall-clock limit in seconds for exact methods")
-    group.add_argument("--workers", type=positive_int, metavar="N",
+    group.add_argument("--workers", type=worker_count, metavar="N",
                        help="solver threads (CP-SAT workers, MILP threads)")
-    group.add_argument("--seed", type=non_negative_int, metavar="N", help="random seed")
+    group.add_argument("--seed", type=seed_value, metavar="N", help="random seed")

@@ -12,11 +12,12 @@ method's valid objective would be a bug, and is reported as one.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from optplan.commands._common import (RECORD_PROBLEMS, add_problem_argument, add_solver_flags,
                                       objective_unit)
-from optplan.errors import InputError
+from optplan.errors import InputError, about_file
 from optplan.formats import load_instance
 from optplan.model import Problem
 from optplan.registry import get_method, methods
@@ -155,6 +156,9 @@ def run(args) -> int:
     for name in names:
         get_method(name, problem)
     instances = [load_instance(path) for path in args.paths]
+    if not instances:
+        raise InputError("no instances given", field="paths")
+    path_of = {id(instance): path for instance, path in zip(instances, args.paths)}
     printer, note = _Printer(names, instances), _Note()
     proves_bounds = {name: get_method(name).kind != "heuristic" for name in names}
     print(f"{problem.cli_name}: objective and bound in {objective_unit(problem)}; gap = "
@@ -167,8 +171,11 @@ def run(args) -> int:
         results = []
         for index, name in enumerate(names, 1):
             note.show(f"{instance.name}: {name} ({index}/{len(names)}) ...")
-            results.append(solve(instance, name, problem, time_limit=args.time_limit,
-                                 workers=args.workers, seed=args.seed))
+            with about_file(path_of[id(instance)],
+                            unless_fields=("time_limit", "workers", "seed")), \
+                    contextlib.redirect_stdout(sys.stderr):
+                results.append(solve(instance, name, problem, time_limit=args.time_limit,
+                                     workers=args.workers, seed=args.seed))
         note.clear()
         reference, source = reference_of(results)
         print(f"\n{instance.name} ({len(instance)} tensors): reference {reference:,} "

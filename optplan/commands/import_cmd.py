@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from optplan.commands._common import positive_int
+from optplan.formats.paths import check_output_file
 from optplan.graph.lifetimes import VIEW_SETTINGS
 from optplan.importers import IMPORTERS
 from optplan.importers.build import VARIANTS
@@ -41,6 +42,8 @@ def run(args) -> int:
     from optplan.importers.build import network_instance
     from optplan.instances import summary, write_instance
 
+    if args.out is not None:
+        check_output_file(args.out, "--out", create_folders=True)
     instance = network_instance(args.importer, args.source, network=args.network,
                                 variant=args.variant, views=args.views, size=args.size)
     out = args.out or Path("data") / "networks" / f"{instance.name}.json"

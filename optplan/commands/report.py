@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from optplan.formats.paths import check_output_folder
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -30,6 +32,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     out = Path(args.out) if args.out else Path(args.runs[0]) / "report"
+    check_output_folder(out, "--out")
     if args.html:
         from optplan.analysis.html import write_html_report
 

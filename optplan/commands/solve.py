@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 
 from optplan.commands._common import (add_problem_argument, add_solver_flags, objective_unit,
                                       positive_int)
-from optplan.errors import InputError
+from optplan.errors import InputError, about_file
 from optplan.formats import load_instance, write_solution_csv
+from optplan.formats.paths import check_output_file
 from optplan.model import Problem
 from optplan.registry import get_method
 from optplan.solve import solve
@@ -17,7 +20,9 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "solve", help="run one method on one instance",
         description="Run one method on a MiniMalloc CSV or optplan JSON instance, validate the "
-                    "solution, and print the result.")
+                    "solution, and print the result. Exit 0 with a valid solution (or none, "
+                    "with its status), 1 when the validator rejects the method's solution, 2 "
+                    "for bad input.")
     parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json "
                         "(preload: a preload instance .json)")
     add_problem_argument(parser)
@@ -40,6 +45,8 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     problem = Problem.parse(args.problem)
+    if args.output:
+        check_output_file(args.output, "--output")
     params = {}
     if problem is Problem.PRELOAD:
         from optplan.preload import read_preload_instance, write_plan
@@ -47,12 +54,16 @@ def run(args) -> int:
         instance = read_preload_instance(args.path)
         if args.budget is not None:
             params["budget"] = args.budget
+        _check_budget(instance, args)
     else:
         if args.budget is not None:
-            raise InputError("--budget applies to the preload problem only", field="budget")
+            raise InputError("applies to the preload problem only", field="--budget")
         instance = load_instance(args.path, alignment=args.alignment)
-    result = solve(instance, args.method, problem, inplace=args.inplace,
-                   time_limit=args.time_limit, workers=args.workers, seed=args.seed, **params)
+    with about_file(args.path, unless_fields=("time_limit", "workers", "seed", "budget")), \
+            contextlib.redirect_stdout(sys.stderr):  # a method's own prints: not the result
+        result = solve(instance, args.method, problem, inplace=args.inplace,
+                       time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                       **params)
     if args.output and result.solution is not None:
         if problem is Problem.PRELOAD:
             write_plan(instance, result.solution, args.output)
@@ -71,4 +82,21 @@ def run(args) -> int:
             print(f"{key:<{width}}  {value}")
         for violation in result.violations:
             print(f"violation  {violation}")
+    if result.valid is False:  # a method's wrong answer is never a success
+        print(f"optplan: error: {args.method} returned a solution the validator rejects: "
+              f"{result.violations[0]}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _check_budget(instance, args) -> None:
+    """A budget below what every plan keeps resident at some step admits no plan: bad input."""
+    from optplan.preload.bounds import budget_lower_bound
+
+    budget = args.budget if args.budget is not None else instance.budget
+    needed = budget_lower_bound(instance) if budget is not None else 0
+    if budget is not None and budget < needed:
+        where = {"field": "--budget"} if args.budget is not None else {"file": args.path,
+                                                                        "field": "budget"}
+        raise InputError(f"{budget} bytes admit no plan: {needed} bytes are resident at once "
+                         "under every plan", **where)

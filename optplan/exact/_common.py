@@ -168,7 +168,10 @@ def cpsat_solver(*, time_limit, workers, seed, solver_params):
     for name, value in (solver_params or {}).items():
         if not hasattr(solver.parameters, name):
             raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
-        setattr(solver.parameters, name, value)
+        try:
+            setattr(solver.parameters, name, value)
+        except (TypeError, ValueError):
+            raise InputError(f"CP-SAT rejects the value {value!r}", field=name) from None
     return solver
 
 

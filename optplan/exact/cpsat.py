@@ -633,6 +633,7 @@ def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=Non
     **solver_params
         Set on ``solver.parameters`` as given.
     """
+    cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
     budget = Budget(time_limit)
     flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
     if len(instance) == 0:

@@ -53,6 +53,7 @@ __all__ = ["Backend", "LocalBackend", "DaskBackend", "RayBackend", "JobStarted",
 
 BACKENDS = ("local", "dask", "ray")
 _POLL_S = 0.5
+SAFE_PATH_MARK = "optplan-forkserver"  # the PYTHONSAFEPATH value the fork server starts with
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,27 @@ def _context():
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["optplan.experiments._warm"])
+        _start_forkserver()
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _start_forkserver() -> None:
+    """Start the fork server with ``PYTHONSAFEPATH``: it is a ``python -c`` process, which
+    would otherwise put the current folder first on its path, and run from a folder holding
+    an ``optplan/`` directory (a checkout's parent) it would import that instead of the
+    installed package, and every job would crash. (Its preload module drops the variable
+    again, so that jobs do not hand it on to programs they start.)"""
+    from multiprocessing import forkserver
+
+    if os.environ.get("PYTHONSAFEPATH"):
+        forkserver.ensure_running()
+        return
+    os.environ["PYTHONSAFEPATH"] = SAFE_PATH_MARK
+    try:
+        forkserver.ensure_running()
+    finally:
+        del os.environ["PYTHONSAFEPATH"]
 
 
 def _last_line(path: Path | None) -> str:

@@ -33,7 +33,8 @@ from pathlib import Path
 from optplan.errors import InputError, UnknownMethodError
 from optplan.experiments.budgets import BudgetCache, sweep_budgets
 from optplan.experiments.config import ExperimentConfig, InstanceSpec, MethodSpec
-from optplan.model import Problem
+from optplan.model import MAX_VALUE, Problem
+from optplan.params import check_parameter
 from optplan.registry import MethodInfo, get_method, methods
 
 __all__ = ["InstanceRef", "Job", "Plan", "expand", "repo_root", "shared_root", "resolve_plugins",
@@ -394,6 +395,10 @@ def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[Instan
     if spec.generator not in GENERATORS:
         raise config.error(f"unknown generator {spec.generator!r}; valid: "
                            f"{', '.join(GENERATORS)}", f"{spec.where}.generator")
+    if spec.alignment is not None and spec.alignment * max(spec.tensors) > MAX_VALUE:
+        # Every tensor takes at least one alignment step (the instance's limit, model.py).
+        raise config.error(f"{max(spec.tensors)} tensors aligned to {spec.alignment} take more "
+                           "than 2^62 bytes", f"{spec.where}.alignment")
     return [InstanceRef(key=f"generator:{spec.generator}:{tensors}:{seed}",
                         label=f"{spec.generator}-{tensors}-s{seed}", num_tensors=tensors,
                         generator=spec.generator, seed=seed, alignment=spec.alignment,
@@ -451,15 +456,20 @@ def _resolve_methods(config: ExperimentConfig,
 def _check_parameters(config: ExperimentConfig, spec: MethodSpec, info: MethodInfo,
                       problem: Problem) -> None:
     accepted = info.accepts(problem)
-    if accepted is None:
-        return
-    for section, keys in (("params", spec.params), ("grid", spec.grid)):
-        for key in keys:
-            if key not in accepted:
+    func = info.implementations[problem]
+    for section, values in (("params", {k: [v] for k, v in spec.params.items()}),
+                            ("grid", spec.grid)):
+        for key, choices in values.items():
+            if accepted is not None and key not in accepted:
                 takes = sorted(accepted - {"instance", *SOLVER_FLAGS})
                 raise config.error(f"method {info.name!r} ({problem.cli_name}) takes no "
                                    f"parameter {key!r} (it takes: {', '.join(takes) or 'none'})",
                                    f"{spec.where}.{section}.{key}")
+            for value in choices:
+                try:
+                    check_parameter(func, key, value)
+                except InputError as error:
+                    raise config.error(error.message, f"{spec.where}.{section}.{key}") from None
 
 
 def _applies(flag: str, info: MethodInfo, problem: Problem) -> bool:

@@ -30,12 +30,12 @@ whose ``compute_us`` entries (optional) replace the FLOPs estimate of the named 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from optplan.errors import InputError
+from optplan.formats.json_file import read_json_file
 from optplan.graph.model import VIEW_OP_TYPES, Graph, Op
 from optplan.preload.model import Layer, PreloadInstance, PreloadTensor
 
@@ -89,11 +89,7 @@ def load_profile(name_or_path: str | Profile) -> Profile:
     if not path.is_file():
         raise InputError(f"unknown profile {name_or_path!r}; valid: {', '.join(PROFILES)} "
                          "or a profile JSON file", field="profile")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON: {error.msg}", file=str(path), line=error.lineno,
-                         field="profile") from None
+    data = read_json_file(path, field="profile")
     if not isinstance(data, dict):
         raise InputError("must be a JSON object", file=str(path), field="profile")
     measured = data.get("compute_us", {})

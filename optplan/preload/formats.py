@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 
 from optplan.errors import InputError
+from optplan.formats.json_file import read_json_file
 from optplan.preload.model import Layer, PlanEntry, PreloadInstance, PreloadPlan, PreloadTensor
 
 __all__ = ["instance_from_dict", "instance_to_dict", "read_preload_instance",
@@ -113,22 +114,9 @@ def instance_to_dict(instance: PreloadInstance) -> dict:
     return data
 
 
-def _load_json(path) -> object:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", file=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON: {error.msg}", file=str(path), line=error.lineno,
-                         field=f"column {error.colno}") from None
-
-
 def read_preload_instance(path) -> PreloadInstance:
     """Read an instance JSON file; an :class:`InputError` names the file and the field."""
-    data = _load_json(path)
+    data = read_json_file(path)
     try:
         return instance_from_dict(data, name=None)
     except InputError as error:
@@ -185,7 +173,7 @@ def write_plan(instance: PreloadInstance, plan: PreloadPlan, path) -> None:
 
 
 def read_plan(path) -> PreloadPlan:
-    data = _load_json(path)
+    data = read_json_file(path)
     try:
         return plan_from_dict(data)
     except InputError as error:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from optplan.errors import InputError
-from optplan.model import require_int
+from optplan.model import MAX_VALUE, require_int
 
 __all__ = ["KINDS", "Layer", "PreloadTensor", "PreloadInstance", "PlanEntry", "PreloadPlan"]
 
@@ -114,6 +114,15 @@ class PreloadInstance:
                 raise InputError(f"last_op {tensor.last_op} is not a layer (there are "
                                  f"{len(self.layers)}) (tensor {tensor.id})",
                                  field="tensors.last_op")
+        # Like an Instance's (optplan.model.MAX_VALUE): every plan and latency stays in int64.
+        for total, what, field_name in (
+                (sum(t.size for t in self.tensors), "the tensors' sizes", "tensors.size"),
+                (sum(layer.compute_us for layer in self.layers)
+                 + sum(t.load_us for t in self.tensors), "the compute and load times",
+                 "layers.compute_us")):
+            if total > MAX_VALUE:
+                raise InputError(f"{what} sum to {total}, above the limit 2^62 that keeps every "
+                                 "plan within 64-bit integers", field=field_name)
         if self.window is not None:
             object.__setattr__(self, "window", require_int(self.window, "window", minimum=0))
         if self.budget is not None:
