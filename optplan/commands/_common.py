@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from optplan.model import Problem
+from optplan.errors import InputError
+from optplan.model import Instance
+from optplan.problems import problems as problem_table
 
 
 def _int_at_least(minimum: int):
@@ -34,15 +36,20 @@ def positive_float(text: str) -> float:
     return value
 
 
-RECORD_PROBLEMS = (Problem.OFFSETS, Problem.SHARED_OBJECTS)
+def record_problems() -> list[str]:
+    """The problems over usage records (their instances are :class:`~optplan.Instance`)."""
+    return [name for name, spec in problem_table().items() if spec.instance_type is Instance]
 
 
 def add_problem_argument(parser: argparse.ArgumentParser, *, required: bool = True,
-                         problems=tuple(Problem)) -> None:
+                         problems=None) -> None:
+    """``--problem`` with the names on the problem table (or ``problems``) as choices; the
+    older spellings the specs list are accepted too."""
+    specs = [spec for name, spec in problem_table().items()
+             if problems is None or name in problems]
     parser.add_argument("--problem", required=required,
-                        choices=[p.cli_name for p in problems] + [p.value for p in problems
-                                                                  if p.value != p.cli_name],
-                        metavar="{" + ",".join(p.cli_name for p in problems) + "}",
+                        choices=[s.name for s in specs] + [a for s in specs for a in s.aliases],
+                        metavar="{" + ",".join(s.name for s in specs) + "}",
                         help="which planning problem")
 
 
@@ -54,3 +61,16 @@ def add_solver_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--workers", type=positive_int, metavar="N",
                        help="solver threads (CP-SAT workers, MILP threads)")
     group.add_argument("--seed", type=non_negative_int, metavar="N", help="random seed")
+
+
+def instance_options(spec, *, alignment=None, budget=None) -> tuple[dict, dict]:
+    """The instance options given on the command line, split into those the loader takes
+    (``alignment``) and those :func:`~optplan.solve` takes (``budget``); an option the
+    problem has no use for is an error."""
+    for name, value in (("alignment", alignment), ("budget", budget)):
+        if value is not None and name not in spec.options:
+            takers = [s.name for s in problem_table().values() if name in s.options]
+            raise InputError(f"--{name} applies to the {', '.join(takers)} problem"
+                             f"{'s' if len(takers) > 1 else ''} only", field=name)
+    load = {"alignment": alignment} if "alignment" in spec.options else {}
+    return load, ({"budget": budget} if budget is not None else {})

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from optplan.commands._common import RECORD_PROBLEMS, add_problem_argument, add_solver_flags
+from optplan.commands._common import add_problem_argument, add_solver_flags, record_problems
 from optplan.errors import InputError
 from optplan.formats import load_instance
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import get_method, methods
 from optplan.solve import solve
 
@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
                     "lower bound, in percent) per instance and method. Every solution is "
                     "validated; an invalid one is marked with '!'.")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="instance files (.csv, .json)")
-    add_problem_argument(parser, problems=RECORD_PROBLEMS)
+    add_problem_argument(parser, problems=record_problems())
     parser.add_argument("--methods", metavar="A,B,...",
                         help="comma-separated method names (default: every records heuristic)")
     add_solver_flags(parser)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from optplan.commands._common import add_problem_argument, add_solver_flags, positive_int
-from optplan.errors import InputError
-from optplan.formats import load_instance, write_solution_csv
-from optplan.model import Problem
+from optplan.commands._common import (add_problem_argument, add_solver_flags, instance_options,
+                                      positive_int)
+from optplan.problems import get_problem
 from optplan.solve import solve
 
 
@@ -37,25 +36,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    problem = Problem.parse(args.problem)
-    params = {}
-    if problem is Problem.PRELOAD:
-        from optplan.preload import read_preload_instance, write_plan
-
-        instance = read_preload_instance(args.path)
-        if args.budget is not None:
-            params["budget"] = args.budget
-    else:
-        if args.budget is not None:
-            raise InputError("--budget applies to the preload problem only", field="budget")
-        instance = load_instance(args.path, alignment=args.alignment)
-    result = solve(instance, args.method, problem, inplace=args.inplace,
+    spec = get_problem(args.problem)
+    load, params = instance_options(spec, alignment=args.alignment, budget=args.budget)
+    instance = spec.load_instance(args.path, **load)
+    result = solve(instance, args.method, spec.name, inplace=args.inplace,
                    time_limit=args.time_limit, workers=args.workers, seed=args.seed, **params)
     if args.output and result.solution is not None:
-        if problem is Problem.PRELOAD:
-            write_plan(instance, result.solution, args.output)
-        else:
-            write_solution_csv(instance, problem, result.solution, args.output)
+        spec.write_solution(instance, result.solution, args.output)
     if args.json:
         print(json.dumps(result.summary()))
     else:

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from optplan.exact._common import Budget
-from optplan.model import Instance, Problem, SharedObjectsSolution
+from optplan.model import Instance, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.validate import validate
 
 __all__ = ["ConfigurationBound", "configuration_bound"]

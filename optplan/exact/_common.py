@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from optplan.bounds import (inplace_max_breadth, inplace_positional_maximums, maximal_profiles,
                             offsets_bound, shared_objects_bound, trimmed_lifetimes)
 from optplan.errors import InputError, SolverRangeError
-from optplan.model import (Instance, OffsetsSolution, Problem, SharedObjectsSolution, Solution,
-                           round_up)
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution, Solution, round_up
+from optplan.problems import Problem
 from optplan.result import SolverOutcome, Status
 
 __all__ = [

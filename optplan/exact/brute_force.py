@@ -21,8 +21,8 @@ from itertools import combinations
 from optplan.errors import InputError
 from optplan.exact._common import (can_share, empty_outcome, offsets_bound,
                                    shared_objects_bound, solver_options)
-from optplan.model import (Instance, OffsetsSolution, Problem, SharedObjectsSolution,
-                           round_up)
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 

@@ -21,7 +21,8 @@ from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Tr
                                    solver_options, status_for, trimmed_lifetimes)
 from optplan.errors import InputError
 from optplan.exact._colgen import configuration_bound
-from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
+from optplan.model import Instance, SharedObjectsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 

@@ -22,7 +22,8 @@ from optplan.exact._common import (MILP_LIMIT, Budget, PartOutcome, Scaling, Tra
                                    representative_structure, scaling, solve_offsets_by_parts,
                                    solver_options, status_for, trimmed_lifetimes)
 from optplan.exact.cpsat import _identical_groups, _mirror_allowed, _oriented_hint
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, round_up
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 from optplan.validate import validate

@@ -18,7 +18,8 @@ from optplan.bounds import lower_bound
 from optplan.errors import InputError
 from optplan.exact._search_core import (PREORDERS, TIMEOUT, Prepared, SearchParams, decide,
                                         prepare)
-from optplan.model import Instance, OffsetsSolution, Problem, round_up
+from optplan.model import Instance, OffsetsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 

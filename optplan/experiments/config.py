@@ -74,7 +74,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optplan.errors import InputError
-from optplan.model import Problem
+from optplan.problems import Problem
 
 __all__ = ["ExperimentConfig", "InstanceSpec", "MethodSpec", "PreloadSweep", "WatchdogSettings",
            "load_config", "parse_config"]

@@ -33,7 +33,8 @@ import numpy as np
 
 from optplan.heuristics._placement import (align_up, conflict_edges, effective_alignment,
                                            offsets_solution)
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["interference_graph", "coloring", "STRATEGIES", "objects_from_colors",

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from optplan.model import Problem
 from optplan.preload.model import PreloadInstance
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -39,7 +38,7 @@ def budget_lower_bound(instance: PreloadInstance) -> int:
     return max(must_live_breadths(instance), default=0)
 
 
-@register("lower_bound", Problem.PRELOAD, kind="bound",
+@register("lower_bound", "preload", kind="bound",
           reference="unlimited-memory latency (MISSION.md §2, the PL bounds)")
 def preload_bound(instance: PreloadInstance) -> SolverOutcome:
     """The latency lower bound as a method (no plan, status UNKNOWN; ``INFEASIBLE`` when the

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 
 from optplan.errors import InputError
-from optplan.model import Problem
 from optplan.preload.flexnn import plan_from_decisions
 from optplan.preload.formulation import preload_options
 from optplan.preload.model import PreloadInstance
@@ -109,7 +108,7 @@ def brute_force_minimum_budget(instance: PreloadInstance,
     return best
 
 
-@register("brute_force", Problem.PRELOAD, kind="exact", input="records",
+@register("brute_force", "preload", kind="exact", input="records",
           reference="exhaustive search over preload decisions and packings (tests only)")
 def brute_force(instance: PreloadInstance) -> SolverOutcome:
     """Exhaustive minimum latency for tiny instances (see the module docstring)."""

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 
 from optplan.errors import OptplanError
 from optplan.exact._common import cpsat_solver
-from optplan.model import Problem
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.flexnn import pin_all, plan_from_decisions
 from optplan.preload.formulation import (Clock, Trajectory, horizon, pinned_on_top,
@@ -552,7 +551,7 @@ def cpsat_minimum_budget(instance: PreloadInstance, *, latency_target: int | Non
                          peak if proven else bound, plan, info)
 
 
-@register("cpsat", Problem.PRELOAD, kind="exact", input="records",
+@register("cpsat", "preload", kind="exact", input="records",
           reference="MISSION.md §1.4 (FlexNN, MobiCom'24); NoOverlap2D with variable-start "
                     "weight intervals")
 def cpsat(instance: PreloadInstance, *, time_limit: float | None = None,

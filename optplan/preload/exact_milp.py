@@ -28,7 +28,6 @@ import math
 from dataclasses import dataclass, field
 
 from optplan.errors import InputError
-from optplan.model import Problem
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.flexnn import pin_all, plan_from_decisions
 from optplan.preload.formulation import (Clock, Trajectory, compacted_offsets, horizon,
@@ -344,7 +343,7 @@ def milp_minimum_budget(instance: PreloadInstance, *, latency_target: int | None
                          peak if proven else bound, plan, info)
 
 
-@register("milp_highs", Problem.PRELOAD, kind="exact", input="records",
+@register("milp_highs", "preload", kind="exact", input="records",
           reference="MISSION.md §1.4 (FlexNN, MobiCom'24); big-M disjunctions, HiGHS via PuLP")
 def milp_highs(instance: PreloadInstance, *, time_limit: float | None = None,
                workers: int | None = None, seed: int | None = None,
