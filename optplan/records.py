@@ -37,7 +37,7 @@ SHARED_OBJECTS = register_problem(ProblemSpec(
     objective=lambda instance, solution: solution.total_size,
     objective_name="sum of object sizes", unit="bytes",
     options=("alignment", "inplace"), prepare=_without_pairs_unless,
-    warm_start=("greedy_by_size", "greedy_by_breadth", "greedy_in_order"),
+    warm_start=("greedy_by_breadth", "greedy_by_size", "greedy_in_order", "greedy_best"),
     aliases=("shared_objects",)))
 
 OFFSETS = register_problem(ProblemSpec(

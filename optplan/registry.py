@@ -85,7 +85,8 @@ class MethodInfo:
                 if parameter.kind is parameter.VAR_KEYWORD:
                     entry["kind"] = "var_keyword"
                 entry["problems"].append(problem.cli_name)
-        return list(merged.values())
+        entries = list(merged.values())
+        return ([e for e in entries if "kind" not in e] + [e for e in entries if "kind" in e])
 
     def _signature(self, problem: Problem | str) -> inspect.Signature:
         return inspect.signature(self.implementations[Problem.parse(problem)])

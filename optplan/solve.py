@@ -8,6 +8,7 @@ objective, the combinatorial lower bound and the gap.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable
 
 from optplan.errors import InputError
@@ -47,7 +48,8 @@ def solve(instance, method: str, problem: Problem | str | None = None, *,
     of the problem (``inplace``; ``budget`` for preload) shape the instance that is solved:
     in-place pairs are used only with ``inplace=True`` (otherwise every pair conflicts as
     usual). Exact methods also take ``warm_start`` and ``initial_solution`` (see
-    :mod:`optplan.warm_start`) and pass other parameters to their solver.
+    :mod:`optplan.warm_start`; ``initial_solution`` may be a solution file, read by the
+    problem's reader) and pass other parameters to their solver.
 
     >>> from optplan import Instance, solve
     >>> result = solve(Instance.from_tuples([(0, 1, 32), (1, 2, 8), (2, 3, 32)]),
@@ -68,6 +70,8 @@ def solve(instance, method: str, problem: Problem | str | None = None, *,
     options = {"inplace": inplace} | {name: params.pop(name) for name in spec.solve_options
                                       if name in params and name != "inplace"}
     instance = spec.prepared(instance, **options)
+    if isinstance(params.get("initial_solution"), (str, Path)):
+        params["initial_solution"] = spec.read_solution(instance, params["initial_solution"])
     flags = {"time_limit": time_limit, "workers": workers, "seed": seed}
     given = {k: v for k, v in flags.items() if v is not None} | params
     func: Callable = info.implementations[spec.problem]

@@ -117,3 +117,33 @@ def test_every_problem_is_on_the_table_once_with_its_cli_spelling():
     assert list(table) == ["shared-objects", "offsets", "preload"]
     for name, spec in table.items():
         assert spec.name == name and "_" not in name
+
+
+ORCHESTRATION = ("optplan", "optplan.cli", "optplan.commands", "optplan.experiments",
+                 "optplan.analysis", "optplan.torch", "optplan.runtimes", "optplan.replay")
+
+
+def test_only_the_orchestration_layers_call_solve():
+    callers = sorted(name for name, imported in GRAPH.items() if "optplan.solve" in imported)
+    assert callers and all(any(name == layer or name.startswith(layer + ".")
+                                for layer in ORCHESTRATION) for name in callers), callers
+
+
+def test_every_exact_method_of_every_problem_takes_the_keyword_contract():
+    import inspect
+
+    from optplan import methods
+    from optplan.registry import EXACT_CONTRACT
+
+    checked = 0
+    for info in methods(builtin_only=True).values():
+        if info.kind != "exact":
+            continue
+        for problem, func in info.implementations.items():
+            parameters = inspect.signature(func).parameters
+            assert all(name in parameters and parameters[name].kind is parameters[name].KEYWORD_ONLY
+                       for name in EXACT_CONTRACT), (info.name, problem)
+            rest = list(parameters.values())[-1]
+            assert rest.kind is rest.VAR_KEYWORD and rest.name == "solver_params", info.name
+            checked += 1
+    assert checked >= 12

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optplan import Problem, Status, lower_bound, methods, solve
-from optplan.exact._common import offsets_bound, shared_objects_bound
+from optplan.bounds import offsets_bound, shared_objects_bound
 
 from factories import tiny_instances
 
@@ -22,7 +22,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def model_variant(draw, method: str, problem: Problem) -> dict:
-    params = {"stop_at_bound": False, "use_heuristics": False}
+    params = {"stop_at_bound": False, "warm_start": False}
     params["workers"] = 2 if method == "cpsat" else 1
     if problem is Problem.SHARED_OBJECTS:
         encodings = ["cliques", "pairs"] + (["no_overlap"] if method == "cpsat" else [])

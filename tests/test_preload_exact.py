@@ -17,7 +17,8 @@ from optplan.preload.exact_cpsat import cpsat_minimum_budget
 from optplan.preload.exact_milp import milp_minimum_budget
 from optplan.preload.flexnn import flexnn, pin_all
 from optplan.preload.formulation import pinned_on_top
-from optplan.preload.pareto import minimum_budget, no_pressure_budget, pareto_curve, pareto_front
+from optplan.experiments.pareto import pareto_curve
+from optplan.preload.pareto import minimum_budget, no_pressure_budget, pareto_front
 from optplan.result import Status
 from optplan.solve import solve
 

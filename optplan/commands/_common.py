@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from optplan.errors import InputError
 from optplan.model import Instance
@@ -61,6 +62,53 @@ def add_solver_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--workers", type=positive_int, metavar="N",
                        help="solver threads (CP-SAT workers, MILP threads)")
     group.add_argument("--seed", type=non_negative_int, metavar="N", help="random seed")
+
+
+def _warm_start(text: str):
+    lowered = text.strip().lower()
+    if lowered in ("true", "on", "yes"):
+        return True
+    if lowered in ("false", "off", "no"):
+        return False
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected true, false or heuristic names, got {text!r}")
+    return names
+
+
+def _parameter(text: str) -> tuple[str, object]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value      # a plain string, e.g. presolve=off
+    return name.strip(), parsed
+
+
+def add_exact_options(parser: argparse.ArgumentParser) -> None:
+    """The rest of the exact methods' keyword contract (``warm_start``, ``initial_solution``,
+    ``**solver_params``), and method parameters in general."""
+    group = parser.add_argument_group("exact methods")
+    group.add_argument("--warm-start", type=_warm_start, metavar="true|false|A,B,...",
+                       help="the warm start: the problem's heuristics (true, the default), none "
+                            "(false), or these heuristics")
+    group.add_argument("--initial-solution", metavar="FILE",
+                       help="a solution to start from (the format of --output)")
+    group.add_argument("--param", type=_parameter, action="append", default=[],
+                       metavar="NAME=VALUE", help="a method or solver parameter (VALUE as JSON, "
+                       "else text), e.g. --param presolve=off; repeatable")
+
+
+def method_parameters(args) -> dict:
+    """The parameters of :func:`add_exact_options` as keywords for :func:`optplan.solve`."""
+    params = dict(args.param)
+    if args.warm_start is not None:
+        params["warm_start"] = args.warm_start
+    if args.initial_solution is not None:
+        params["initial_solution"] = args.initial_solution
+    return params
 
 
 def instance_options(spec, *, alignment=None, budget=None) -> tuple[dict, dict]:

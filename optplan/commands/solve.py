@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from optplan.commands._common import (add_problem_argument, add_solver_flags, instance_options,
-                                      positive_int)
+from optplan.commands._common import (add_exact_options, add_problem_argument, add_solver_flags,
+                                      instance_options, method_parameters, positive_int)
 from optplan.problems import get_problem
 from optplan.solve import solve
 
@@ -27,6 +27,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--budget", type=positive_int, metavar="BYTES",
                         help="preload: the memory budget (default: the instance's, else none)")
     add_solver_flags(parser)
+    add_exact_options(parser)
     parser.add_argument("--output", metavar="OUT",
                         help="write the solution: a CSV of the instance's columns plus offset/"
                              "object, in input order (preload: the plan JSON)")
@@ -37,7 +38,8 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     spec = get_problem(args.problem)
-    load, params = instance_options(spec, alignment=args.alignment, budget=args.budget)
+    load, options = instance_options(spec, alignment=args.alignment, budget=args.budget)
+    params = method_parameters(args) | options
     instance = spec.load_instance(args.path, **load)
     result = solve(instance, args.method, spec.name, inplace=args.inplace,
                    time_limit=args.time_limit, workers=args.workers, seed=args.seed, **params)
