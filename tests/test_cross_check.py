@@ -1,5 +1,5 @@
 """Cross-check: CP-SAT = MILP(HiGHS) = MILP(CBC) = brute force on random tiny instances, and
-lower bound <= exact optimum <= every registered heuristic (MISSION.md §2).
+lower bound <= exact optimum <= every registered heuristic (``docs/problems.md``).
 
 The instances are small enough (at most 7 tensors) that brute force is instant; the solver
 runs skip the heuristic warm start and the stop-at-bound shortcut so that the models

@@ -257,3 +257,16 @@ def test_budget_shares_never_exceed_what_is_left(monkeypatch):
     assert budget.exhausted() and budget.share(0.3) == 0.0 and budget.remaining() == 0.0
     unlimited = budget_module.Budget(None)
     assert unlimited.remaining() is None and not unlimited.exhausted()
+
+
+def test_a_solver_overrun_is_kept_free_in_later_stages(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(budget_module, "clock", clock)
+    budget = budget_module.Budget(10.0)
+    first = budget.solver_seconds(4.0)
+    assert first == pytest.approx(4.0)
+    clock.jump = 6.0                      # CP-SAT's presolve ran 2 s past its limit
+    budget.solver_ran(first, 6.0)
+    assert budget.solver_seconds() == pytest.approx(10.0 - 6.0 - 2.0, abs=0.01)
+    clock.jump = 8.5
+    assert budget.solver_seconds() == 0.0   # not worth starting: it would overrun again

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import sys
 
 from optplan.errors import InputError
+from optplan.exact.budget import DEFAULT_TIME_LIMIT
+from optplan.exact.heartbeat import Heartbeat
 from optplan.model import Instance
 from optplan.problems import problems as problem_table
+from optplan.registry import get_method
 
 
 def _int_at_least(minimum: int):
@@ -54,11 +60,16 @@ def add_problem_argument(parser: argparse.ArgumentParser, *, required: bool = Tr
                         help="which planning problem")
 
 
+def _time_limit(text: str) -> float:
+    return math.inf if text.strip().lower() == "none" else positive_float(text)
+
+
 def add_solver_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("solver flags (every method accepts them; methods "
                                       "that have no use for them ignore them)")
-    group.add_argument("--time-limit", type=positive_float, metavar="S",
-                       help="wall-clock limit in seconds for exact methods")
+    group.add_argument("--time-limit", type=_time_limit, metavar="S",
+                       help="wall-clock limit in seconds for an exact method's whole run "
+                            f"(default {DEFAULT_TIME_LIMIT:g}; 'none': no limit)")
     group.add_argument("--workers", type=positive_int, metavar="N",
                        help="solver threads (CP-SAT workers, MILP threads)")
     group.add_argument("--seed", type=non_negative_int, metavar="N", help="random seed")
@@ -99,6 +110,28 @@ def add_exact_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--param", type=_parameter, action="append", default=[],
                        metavar="NAME=VALUE", help="a method or solver parameter (VALUE as JSON, "
                        "else text), e.g. --param presolve=off; repeatable")
+
+
+def time_limit_of(args, method: str) -> float | None:
+    """``--time-limit``, else :data:`~optplan.exact.budget.DEFAULT_TIME_LIMIT` for an exact
+    method (``None``: no limit)."""
+    if args.time_limit is None:
+        return DEFAULT_TIME_LIMIT if get_method(method).kind == "exact" else None
+    return None if math.isinf(args.time_limit) else args.time_limit
+
+
+def add_progress_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", action="store_true",
+                        help="a heartbeat on stderr every few seconds (incumbent, bound, gap, "
+                             "elapsed) while an exact method runs; on by default when stderr "
+                             "is a terminal")
+
+
+def heartbeat(args) -> contextlib.AbstractContextManager:
+    """The heartbeat when asked for (or stderr is a terminal), else nothing."""
+    if args.progress or sys.stderr.isatty():
+        return Heartbeat()
+    return contextlib.nullcontext()
 
 
 def method_parameters(args) -> dict:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from optplan.commands._common import add_problem_argument, add_solver_flags, record_problems
+from optplan.commands._common import (add_problem_argument, add_solver_flags, record_problems,
+                                      time_limit_of)
 from optplan.errors import InputError
 from optplan.formats import load_instance
 from optplan.problems import Problem
@@ -41,7 +42,7 @@ def run(args) -> int:
         cells = {}
         bound = None
         for name in names:
-            result = solve(instance, name, problem, time_limit=args.time_limit,
+            result = solve(instance, name, problem, time_limit=time_limit_of(args, name),
                            workers=args.workers, seed=args.seed)
             bound = result.lower_bound
             if result.objective is None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from optplan.commands._common import (add_exact_options, add_problem_argument, add_solver_flags,
-                                      instance_options, method_parameters, positive_int)
+from optplan.commands._common import (add_exact_options, add_problem_argument, add_progress_flag,
+                                      add_solver_flags, heartbeat, instance_options,
+                                      method_parameters, positive_int, time_limit_of)
 from optplan.problems import get_problem
 from optplan.solve import solve
 
@@ -28,6 +29,7 @@ def add_parser(subparsers) -> None:
                         help="preload: the memory budget (default: the instance's, else none)")
     add_solver_flags(parser)
     add_exact_options(parser)
+    add_progress_flag(parser)
     parser.add_argument("--output", metavar="OUT",
                         help="write the solution: a CSV of the instance's columns plus offset/"
                              "object, in input order (preload: the plan JSON)")
@@ -41,8 +43,10 @@ def run(args) -> int:
     load, options = instance_options(spec, alignment=args.alignment, budget=args.budget)
     params = method_parameters(args) | options
     instance = spec.load_instance(args.path, **load)
-    result = solve(instance, args.method, spec.name, inplace=args.inplace,
-                   time_limit=args.time_limit, workers=args.workers, seed=args.seed, **params)
+    with heartbeat(args):
+        result = solve(instance, args.method, spec.name, inplace=args.inplace,
+                       time_limit=time_limit_of(args, args.method), workers=args.workers,
+                       seed=args.seed, **params)
     if args.output and result.solution is not None:
         spec.write_solution(instance, result.solution, args.output)
     if args.json:

@@ -234,6 +234,9 @@ def _shared_objects_phase(run: ExactRun, scale: Scaling, seconds, label: str, *,
     extract. Offers the partition found and the bound learnt; True when CP-SAT proved the
     optimum."""
     instance, unit = run.instance, scale.unit
+    if run.out_of_time() or run.budget.solver_seconds(seconds) == 0:
+        run.info[f"cpsat_{label}_status"] = "NOT_STARTED"
+        return False
     lower, upper = -(-run.bound // unit), run.objective // unit
     if model == "colour":
         built = build_shared_objects_colour_model(instance, scale, lower=lower, upper=upper,

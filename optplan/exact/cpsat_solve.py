@@ -5,6 +5,7 @@ the answer read back exactly (integers; bounds through
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from optplan.errors import InputError
@@ -59,11 +60,13 @@ class CpsatRun:
 
 def solve_model(model, variables: dict, *, budget: Budget, workers, seed, solver_params,
                 seconds: float | None = None, objective=None, on_progress=None) -> CpsatRun:
-    """Solve ``model`` for ``seconds`` (``None``: what is left of ``budget``; never more) and
-    read back ``variables`` (name -> var). ``objective`` (the minimised expression) is read
-    exactly from the solution; ``on_progress(incumbent, bound)`` sees every improvement."""
-    left = budget.remaining()
-    limit = left if seconds is None else (seconds if left is None else min(seconds, left))
+    """Solve ``model`` for ``seconds`` (``None``: what is left of ``budget``; never more, see
+    :meth:`~optplan.exact.budget.Budget.solver_seconds`) and read back ``variables``
+    (name -> var). ``objective`` (the minimised expression) is read exactly from the
+    solution; ``on_progress(incumbent, bound)`` sees every improvement."""
+    limit = budget.solver_seconds(seconds)
+    if limit is not None and limit <= 0:
+        return CpsatRun("NOT_STARTED", None, None)
     solver = cpsat_solver(time_limit=limit, workers=workers, seed=seed,
                           solver_params=solver_params)
 
@@ -74,7 +77,9 @@ def solve_model(model, variables: dict, *, budget: Budget, workers, seed, solver
                          else round(self.objective_value))
                 on_progress(value, proven_bound(self.best_objective_bound))
 
+    started = time.perf_counter()
     status = solver.solve(model, Progress())
+    budget.solver_ran(limit, time.perf_counter() - started)
     name = solver.status_name(status)
     if name == "MODEL_INVALID":
         raise RuntimeError(f"CP-SAT rejected the model: {model.validate()}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass, field
 
 from optplan.bounds import maximal_profiles, offsets_bound, trimmed_lifetimes
@@ -245,9 +246,16 @@ def _export(milp: Milp, path) -> None:
 
 
 def _solve(backend: str, milp: Milp, run: ExactRun, budget: Budget, params: dict) -> MilpRun:
-    """Run ``backend`` on ``milp`` for what is left of ``budget``."""
-    return BACKENDS[backend](milp, seconds=budget.remaining(), workers=run.workers,
-                             seed=run.seed, params=params)
+    """Run ``backend`` on ``milp`` for what is left of ``budget`` (less the overrun a solver
+    has shown; nothing when that leaves no time)."""
+    limit = budget.solver_seconds()
+    if limit is not None and limit <= 0:
+        return MilpRun("NOT_STARTED", False, None, "")
+    started = time.perf_counter()
+    answer = BACKENDS[backend](milp, seconds=limit, workers=run.workers, seed=run.seed,
+                               params=params)
+    budget.solver_ran(limit, time.perf_counter() - started)
+    return answer
 
 
 def _proven_bound(milp: Milp, answer: MilpRun) -> int | None:
@@ -287,7 +295,7 @@ def _shared_objects(backend: str, instance: Instance, *, time_limit, workers, se
     if run.out_of_time():
         return run.outcome()
     answer = _solve(backend, milp, run, run.budget, solver_params)
-    run.version = answer.version
+    run.version = answer.version or run.version
     run.info["solver_status"] = answer.status
     if answer.has_solution:
         candidate = SharedObjectsSolution.from_object_ids(instance, _object_ids(instance, milp))
@@ -349,7 +357,7 @@ def _offsets_part(backend: str, run: ExactRun, part: Instance, start_offsets, ta
         if clock.exhausted():
             return milp, None, None
         answer = _solve(backend, milp, run, clock, solver_params)
-        run.version = answer.version
+        run.version = answer.version or run.version
         offsets = None
         if answer.has_solution:
             candidate = [round(milp.variables[i].varValue or 0) * step for i in range(len(part))]

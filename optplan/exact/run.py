@@ -38,7 +38,7 @@ class ExactRun:
         self.version = version
         self.budget = Budget(time_limit)
         self.flags = solver_options(time_limit, workers, seed, default_workers)
-        self.trajectory = Trajectory(self.budget, f"{solver} {self.spec.name}")
+        self.trajectory = Trajectory(self.budget, f"{solver} {self.spec.name}", self.spec.unit)
         self.info: dict = dict(self.flags)
         self.solution: Any = None
         self.objective: int | None = None

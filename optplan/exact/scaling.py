@@ -54,10 +54,6 @@ class Scaling:
     sizes: tuple[int, ...]
     alignment: int
 
-    def units(self, value: int) -> int:
-        """A byte value that is a multiple of ``unit``, in units."""
-        return value // self.unit
-
 
 def scaling(instance: Instance, *, with_alignment: bool) -> Scaling:
     """The gcd scaling of ``instance``; ``with_alignment`` (offsets) counts the alignment."""

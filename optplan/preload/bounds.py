@@ -1,4 +1,4 @@
-"""Lower bounds of preload-aware planning (MISSION.md §2, "the PL bounds").
+"""Lower bounds of preload-aware planning (``docs/problems.md``).
 
 * Latency: with unlimited memory every weight can be pinned, so no layer ever waits for a load
   and the latency is the sum of the compute times. No plan does better, since ``E_l >= E_{l-1}
@@ -39,7 +39,7 @@ def budget_lower_bound(instance: PreloadInstance) -> int:
 
 
 @register("lower_bound", "preload", kind="bound",
-          reference="unlimited-memory latency (MISSION.md §2, the PL bounds)")
+          reference="unlimited-memory latency (sum of the compute times)")
 def preload_bound(instance: PreloadInstance) -> SolverOutcome:
     """The latency lower bound as a method (no plan, status UNKNOWN; ``INFEASIBLE`` when the
     budget is below the must-live bound)."""

@@ -209,8 +209,8 @@ def check_milp_range(instance: PreloadInstance, capacity: int) -> None:
 
 
 def _run(milp: PreloadMilp, budget: Budget, *, workers, seed, params):
-    """Solve with HiGHS in what is left of ``budget``."""
-    return run_highs(milp.problem, seconds=budget.remaining(), workers=workers, seed=seed,
+    """Solve with HiGHS in what is left of ``budget`` (see :meth:`Budget.solver_seconds`)."""
+    return run_highs(milp.problem, seconds=budget.solver_seconds(), workers=workers, seed=seed,
                      params=params, start=milp.start)
 
 

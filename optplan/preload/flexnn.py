@@ -2,7 +2,7 @@
 
 FlexNN (Li et al., MobiCom'24, "FlexNN: Efficient and Adaptive DNN Inference on Memory-
 Constrained Edge Devices", §3.3.2 and Algorithm 1) plans one memory buffer of the budget's size
-(step 2, pinning, is not in the paper: MISSION.md §2 asks for it):
+(step 2, pinning, is not in the paper; optplan adds it):
 
 1. activations first, alternately at the bottom and at the top end of the buffer (a layer's
    input and output end up at opposite ends, the middle stays free for weights);
