@@ -29,7 +29,7 @@ from typing import Any, Callable, ClassVar
 from optplan.errors import InputError
 
 __all__ = ["Problem", "ProblemSpec", "register_problem", "problems", "get_problem",
-           "LOAD_OPTIONS", "SOLVE_OPTIONS"]
+           "canonical_name", "LOAD_OPTIONS", "SOLVE_OPTIONS"]
 
 LOAD_OPTIONS = ("alignment",)
 """Instance options a loader takes (``--alignment A``)."""
@@ -69,8 +69,8 @@ class Problem(str):
 
     @property
     def value(self) -> str:
-        """The spelling of results rows and JSON output."""
-        return get_problem(self).legacy_name
+        """The name (as an enum member's ``value``): the spelling of every output."""
+        return str(self)
 
     @property
     def spec(self) -> "ProblemSpec":
@@ -154,7 +154,8 @@ class ProblemSpec:
 
     @property
     def legacy_name(self) -> str:
-        """The spelling older result rows used (the first alias, else the name)."""
+        """The spelling of result rows written before the table (the first alias, else the
+        name); job ids are hashed with it, so that they stay what they always were."""
         return self.aliases[0] if self.aliases else self.name
 
     @property
@@ -221,3 +222,12 @@ def get_problem(name: "str | Problem | ProblemSpec") -> ProblemSpec:
         raise InputError(f"unknown problem {name!r}; valid: {', '.join(_TABLE)}",
                          field="problem")
     return spec
+
+
+def canonical_name(name: str) -> str:
+    """The table's spelling of ``name`` (``shared_objects`` -> ``shared-objects``); a name
+    the table does not know is returned as it is (e.g. in rows of a plugin's problem)."""
+    try:
+        return get_problem(name).name
+    except InputError:
+        return name

@@ -115,7 +115,7 @@ def test_methods_json_lists_every_method_with_its_fields(capsys):
         assert row["input"] in ("records", "graph")
     for name in ("naive", "equality", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
                  "greedy_best", "min_cost_flow"):
-        assert "shared_objects" in by_name[name]["problems"]
+        assert "shared-objects" in by_name[name]["problems"]
     for name in ("greedy_by_size", "greedy_by_breadth"):
         assert "offsets" in by_name[name]["problems"]
 

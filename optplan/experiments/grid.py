@@ -126,10 +126,12 @@ class Job:
     def identity(self) -> dict:
         """The parameters that define the job (and nothing about how it is run).
 
-        ``budget`` enters only when set, so jobs without one keep the ids they always had.
+        ``budget`` enters only when set, and the problem by the spelling ids were first
+        hashed with (``ProblemSpec.legacy_name``), so jobs keep the ids they always had.
         """
         identity = {"instance": self.instance.key, "digest": self.instance.digest,
-                    "alignment": self.instance.alignment, "problem": self.problem.value,
+                    "alignment": self.instance.alignment,
+                    "problem": get_problem(self.problem).legacy_name,
                     "method": self.method, "params": self.params, "time_limit": self.time_limit,
                     "seed": self.seed, "workers": self.workers, "inplace": self.inplace,
                     "repetition": self.repetition}
