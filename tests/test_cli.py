@@ -159,3 +159,18 @@ def test_entry_point_runs_as_a_program(example):
                                capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["objective"] == 124
+
+
+def test_validate_checks_a_preload_plan_too(capsys, tmp_path):
+    from pathlib import Path
+
+    instance = Path(__file__).resolve().parents[1] / "data" / "preload" / \
+        "mobilenet_v2_fused_tflite_224_phone.json"
+    plan = tmp_path / "plan.json"
+    code, _, _ = run_cli(capsys, "solve", str(instance), "--problem", "preload", "--method",
+                         "flexnn", "--output", str(plan))
+    assert code == 0
+    code, out, _ = run_cli(capsys, "validate", str(instance), str(plan), "--problem",
+                           "preload", "--json")
+    assert code == 0 and json.loads(out)["valid"] is True
+    assert json.loads(out)["problem"] == "preload"

@@ -84,14 +84,9 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
                latency_target: int | None = None,
                hint: PreloadPlan | None = None) -> PreloadMilp:
     """The model of the module docstring (``budget`` in bytes for (a); ``budget_range`` in
-    bytes and ``latency_target`` for (b))."""
+    bytes and ``latency_target`` for (b)): decisions, memory, timing, objective, start."""
     pulp = _pulp()
-    tensors = instance.tensors
-    layers = instance.num_layers
-    compute = instance.compute_us
-    top = horizon(instance)
-    unit = math.gcd(*(t.size for t in tensors)) or 1
-    sizes = [t.size // unit for t in tensors]
+    unit = math.gcd(*(t.size for t in instance.tensors)) or 1
     lp = pulp.LpProblem("preload", pulp.LpMinimize)
     if objective == "latency":
         cap_value = budget // unit
@@ -100,15 +95,46 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
         cap_value = budget_range[1] // unit
         capacity = lp.add_variable("budget", -(-budget_range[0] // unit), cap_value,
                                    cat="Integer")
+    choose = _decision_variables(lp, instance)
+    offsets = _memory(lp, instance, choose, unit, capacity, cap_value)
+    layer_end = _timing(lp, instance, choose)
+    if objective == "latency":
+        lp += layer_end[-1]
+    else:
+        lp += layer_end[-1] <= latency_target, "target"
+        lp += capacity
+    milp = PreloadMilp(lp, choose, offsets, unit, big_m=max(cap_value, horizon(instance)))
+    if hint is not None:
+        decisions = plan_decisions(instance, hint)
+        for (index, step), var in choose.items():
+            milp.start[var] = int(decisions[index] == step)
+        given = {i: hint.by_id[t.id].offset for i, t in enumerate(instance.tensors)}
+        for index, offset in compacted_offsets(instance, decisions, given).items():
+            milp.start[offsets[index]] = offset // unit
+    return milp
 
+
+def _decision_variables(lp, instance: PreloadInstance) -> dict:
+    """``y_{w,p}`` and ``b_w`` of every weight, exactly one of them chosen."""
+    pulp = _pulp()
     choose: dict = {}
-    for index, tensor in enumerate(tensors):
+    for index, tensor in enumerate(instance.tensors):
         if tensor.is_weight:
             for step in preload_options(instance, index):
                 choose[index, step] = lp.add_variable(f"y_{index}_{step}", cat="Binary")
             choose[index, None] = lp.add_variable(f"pin_{index}", cat="Binary")
             lp += pulp.lpSum(v for (i, _), v in choose.items() if i == index) == 1, \
                 f"one_{index}"
+    return choose
+
+
+def _memory(lp, instance: PreloadInstance, choose: dict, unit: int, capacity,
+            cap_value: int) -> list:
+    """Offsets below the budget, the per-step capacity rows and the big-M disjunctions of
+    tensors that share a step; returns the offset variables (units)."""
+    pulp = _pulp()
+    tensors = instance.tensors
+    sizes = [t.size // unit for t in tensors]
     offsets = [lp.add_variable(f"o_{i}", 0, max(0, cap_value - sizes[i]))
                for i in range(len(tensors))]
     for index in range(len(tensors)):
@@ -120,10 +146,9 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
             return _live_expression(instance, choose, index, step)
         return 1 if tensor.first_op <= step <= tensor.last_op else 0
 
-    for step in range(layers):
+    for step in range(instance.num_layers):
         lp += pulp.lpSum(sizes[i] * live(i, step) for i in range(len(tensors))) <= capacity, \
             f"breadth_{step}"
-
     for i in range(len(tensors)):
         for j in range(i + 1, len(tensors)):
             together = _together(instance, choose, i, j, lp)
@@ -135,10 +160,16 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
                 f"below_{i}_{j}"
             lp += offsets[j] + sizes[j] <= offsets[i] + cap_value * below + apart, \
                 f"above_{i}_{j}"
+    return offsets
 
+
+def _timing(lp, instance: PreloadInstance, choose: dict) -> list:
+    """The layer and loader recurrences; returns the ``E_l`` variables."""
+    tensors, compute = instance.tensors, instance.compute_us
+    top = horizon(instance)
     layer_end = []
     prefix = 0
-    for layer in range(layers):
+    for layer in range(instance.num_layers):
         prefix += compute[layer]
         layer_end.append(lp.add_variable(f"E_{layer}", prefix, top))
         if layer:
@@ -158,21 +189,7 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
             f"load_{index}"
         lp += layer_end[tensor.layer] - compute[tensor.layer] >= load_end, f"ready_{index}"
         previous_end = load_end
-
-    if objective == "latency":
-        lp += layer_end[-1]
-    else:
-        lp += layer_end[-1] <= latency_target, "target"
-        lp += capacity
-    milp = PreloadMilp(lp, choose, offsets, unit, big_m=max(cap_value, top))
-    if hint is not None:
-        decisions = plan_decisions(instance, hint)
-        for (index, step), var in choose.items():
-            milp.start[var] = int(decisions[index] == step)
-        given = {i: hint.by_id[t.id].offset for i, t in enumerate(tensors)}
-        for index, offset in compacted_offsets(instance, decisions, given).items():
-            milp.start[offsets[index]] = offset // unit
-    return milp
+    return layer_end
 
 
 def _together(instance: PreloadInstance, choose: dict, i: int, j: int, lp):
