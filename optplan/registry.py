@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from optplan.errors import UnknownMethodError
-from optplan.problems import Problem, get_problem, problems
+from optplan.problems import Problem, problems
 
 __all__ = ["MethodInfo", "register", "get_method", "methods", "KINDS", "INPUTS",
            "EXACT_CONTRACT"]

@@ -270,3 +270,39 @@ def test_a_solver_overrun_is_kept_free_in_later_stages(monkeypatch):
     assert budget.solver_seconds() == pytest.approx(10.0 - 6.0 - 2.0, abs=0.01)
     clock.jump = 8.5
     assert budget.solver_seconds() == 0.0   # not worth starting: it would overrun again
+
+
+BUILDERS = [("cpsat", "shared-objects", "optplan.exact.cpsat", "build_shared_objects_colour_model"),
+            ("cpsat", "offsets", "optplan.exact.cpsat", "build_offsets_model"),
+            ("milp_highs", "shared-objects", "optplan.exact.milp", "build_shared_objects_milp"),
+            ("milp_cbc", "offsets", "optplan.exact.milp", "build_offsets_milp"),
+            ("cpsat", "preload", "optplan.preload.exact_cpsat", "build_cpsat_model"),
+            ("milp_highs", "preload", "optplan.preload.exact_milp", "build_milp")]
+
+
+@pytest.mark.parametrize(("method", "problem", "module", "builder"), BUILDERS)
+def test_no_solver_starts_after_a_model_build_spent_the_budget(method, problem, module, builder,
+                                                               monkeypatch):
+    import importlib
+
+    clock = FakeClock()
+    monkeypatch.setattr(budget_module, "clock", clock)
+    home = importlib.import_module(module)
+    real = getattr(home, builder)
+
+    def slow_build(*args, **kwargs):
+        built = real(*args, **kwargs)
+        clock.jump += 1000.0      # building the model took 1000 s of a 10 s limit
+        return built
+
+    monkeypatch.setattr(home, builder, slow_build)
+    instance, poor = instance_and_poor_start(problem)
+    if problem != "preload":   # greedy constructions find 21, the optimum (= the bound) is 16
+        instance = Instance.from_tuples([(2, 3, 8), (2, 4, 8), (5, 5, 8), (4, 6, 5)])
+        poor = None
+    result = solve(instance, method, problem, warm_start=False, initial_solution=poor,
+                   time_limit=10)
+    assert result.valid
+    # Nothing improved on the start: no solver ran after the build spent the budget.
+    assert result.objective == result.info["warm_start_objective"] > result.lower_bound
+    assert result.status is Status.FEASIBLE and result.info.get("stopped") == "time limit"

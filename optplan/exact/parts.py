@@ -98,7 +98,7 @@ def solve_offsets_by_parts(run: ExactRun, solve_part, *, warm_start, initial_sol
             proven[k] = outcome.proven
             info.setdefault("part_info", []).append({"part": k, "records": len(parts[k]),
                                                      "pass": attempt + 1} | outcome.info)
-        if run.budget.exhausted() or all(proven.values()):
+        if all(proven.values()) or run.out_of_time():
             break
     run.offer(OffsetsSolution.from_offsets(instance, offsets))
     return run.outcome(proven=all(proven.values()))

@@ -12,6 +12,7 @@ from optplan.exact.geometry import conflict_pairs, explicit_conflicts
 from optplan.exact.run import ExactRun
 from optplan.exact.scaling import Scaling, check_range, scaling
 from optplan.heuristics.constructions import decreasing_size_objects, stacked_objects
+from optplan.model import Instance
 from optplan.result import SolverOutcome
 
 __all__ = ["RepresentativeStructure", "representative_structure", "CONFLICT_ENCODINGS",

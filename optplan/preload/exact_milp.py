@@ -195,7 +195,6 @@ def _timing(lp, instance: PreloadInstance, choose: dict) -> list:
 def _together(instance: PreloadInstance, choose: dict, i: int, j: int, lp):
     """``1`` (or a 0/1 expression/variable) when tensors ``i`` and ``j`` share a step;
     ``None`` when they never do."""
-    pulp = _pulp()
     a, b = instance.tensors[i], instance.tensors[j]
     if not a.is_weight and not b.is_weight:
         return 1 if a.first_op <= b.last_op and b.first_op <= a.last_op else None
