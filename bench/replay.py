@@ -21,7 +21,7 @@ import time
 from optplan import instances
 from optplan.bounds import lower_bound
 from optplan.importers.torch_models import capture
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.replay import overlap_live_tensors, replay
 from optplan.solve import solve
 

@@ -4,14 +4,13 @@ Time is the operator index in a fixed execution order. A usage record is live on
 the *closed* interval ``[first_op, last_op]`` and needs ``size`` bytes. Two records conflict
 when their intervals intersect.
 
-An instance may declare in-place pairs ``(a, b)`` (MISSION.md §1.3): tensor ``b`` may occupy
+An instance may declare in-place pairs ``(a, b)`` (``docs/problems.md``): tensor ``b`` may occupy
 exactly ``a``'s memory (the same shared object, or the same offset) provided
 ``a.last_op == b.first_op`` and ``b.size <= a.size``. Otherwise the two conflict as usual.
 """
 
 from __future__ import annotations
 
-import enum
 import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +20,6 @@ import numpy as np
 from optplan.errors import InputError
 
 __all__ = [
-    "Problem",
     "UsageRecord",
     "Instance",
     "SharedObjectsSolution",
@@ -30,30 +28,6 @@ __all__ = [
     "round_up",
     "require_int",
 ]
-
-
-class Problem(str, enum.Enum):
-    """The planning problems optplan knows."""
-
-    SHARED_OBJECTS = "shared_objects"
-    OFFSETS = "offsets"
-    PRELOAD = "preload"  # preload-aware planning (optplan.preload)
-
-    @classmethod
-    def parse(cls, text: "str | Problem") -> "Problem":
-        """Accept ``shared_objects``, ``shared-objects``, ``offsets`` (and the enum itself)."""
-        if isinstance(text, Problem):
-            return text
-        key = str(text).strip().lower().replace("-", "_")
-        for problem in cls:
-            if problem.value == key:
-                return problem
-        valid = ", ".join(p.value.replace("_", "-") for p in cls)
-        raise InputError(f"unknown problem {text!r}; valid: {valid}", field="problem")
-
-    @property
-    def cli_name(self) -> str:
-        return self.value.replace("_", "-")
 
 
 def round_up(value: int, alignment: int) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 
-from optplan.model import Problem, Solution
+from optplan.model import Solution
+from optplan.problems import Problem
 
 __all__ = ["Status", "SolverOutcome", "Result", "relative_gap"]
 

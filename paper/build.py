@@ -43,16 +43,16 @@ from optplan.analysis.names import instance_title, is_paper_network, network_lab
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
 from optplan.analysis.tables import preload_table, render_latex, strategy_table  # noqa: E402
 
-PROBLEMS = {"shared_objects": "SO", "offsets": "OC"}
+PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 # The paper's Tables 1 and 2: the strategies of Pisarchyk & Lee 2020 (plus strip packing for
 # offsets) in their order; the report's full tables (every heuristic) stay in generated/tables.
 PAPER_METHODS = {
-    "shared_objects": ["naive", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
+    "shared-objects": ["naive", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
                        "greedy_best", "min_cost_flow", "equality"],
     "offsets": ["naive", "greedy_in_order", "greedy_by_breadth", "greedy_by_size", "greedy_best",
                 "strip_packing_best_fit"],
 }
-PAPER_TABLES = {"shared_objects": ("paper_table1", "Shared objects (Table 1 of Pisarchyk & Lee "
+PAPER_TABLES = {"shared-objects": ("paper_table1", "Shared objects (Table 1 of Pisarchyk & Lee "
                                    "2020) with the proven optimum.", "tab:shared_objects"),
                 "offsets": ("paper_table2", "Offset calculation (Table 2 of Pisarchyk & Lee "
                             "2020) with the proven optimum.", "tab:offsets")}

@@ -23,7 +23,7 @@ from optplan.experiments.grid import expand
 from optplan.experiments.runner import Progress, run_experiment
 from optplan.experiments.store import RunStore, read_rows
 from optplan.formats import load_instance, read_solution_csv
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import get_method, methods
 from optplan.validate import validate
 

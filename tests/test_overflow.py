@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from optplan import Instance, InputError
 from optplan.bounds import lower_bound, max_breadth
 from optplan.formats import load_instance
-from optplan.model import MAX_VALUE, Problem, round_up
+from optplan.model import MAX_VALUE, round_up
+from optplan.problems import Problem
 from optplan.registry import methods
 from optplan.result import relative_gap
 from optplan.solve import solve

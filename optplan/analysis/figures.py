@@ -76,7 +76,7 @@ def gap_distribution_figure(results: pd.DataFrame, problem: str):
     axis.set_xscale("symlog", linthresh=1.0)  # small gaps matter most; naive ones run to 1000 %
     axis.set_xlim(left=-0.05)                 # gaps are never negative (a sliver shows 0)
     axis.set_xlabel("gap to the optimum (%, symmetric log scale)")
-    axis.set_title(problem.replace("_", " "))
+    axis.set_title(problem.replace("-", " "))
     return figure
 
 
@@ -109,7 +109,7 @@ def solve_time_figure(results: pd.DataFrame):
             axis.scatter(part[~proven]["num_tensors"], part[~proven]["wall_time_s"], s=12,
                          facecolors="none", edgecolors=colour, marker=marker, linewidths=0.8)
         handles.append(Line2D([], [], color=colour, marker="o", linestyle="",
-                              label=f"{method} ({problem.replace('_', ' ')})"))
+                              label=f"{method} ({problem.replace('-', ' ')})"))
     suites = [s for s in _SUITE_MARKERS if (rows["suite"] == s).any()]
     handles += [Line2D([], [], color="grey", marker=_SUITE_MARKERS[s], linestyle="",
                        label=SUITES.get(s, s)) for s in suites]
@@ -155,7 +155,7 @@ def anytime_figure(results: pd.DataFrame, instances, titles: dict | None = None)
             key = (row["method"], row["problem"])
             line, = axis.step(times, incumbents, where="post", color=colours[key])
             axis.step(times, bounds, where="post", color=colours[key], linestyle="--")
-            handles[f"{key[0]} ({key[1].replace('_', ' ')})"] = line
+            handles[f"{key[0]} ({key[1].replace('-', ' ')})"] = line
         axis.set_xscale("log")
         axis.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short spans
         axis.ticklabel_format(axis="y", useOffset=False)  # no "+1" offset on tiny gaps

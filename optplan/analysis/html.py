@@ -29,14 +29,15 @@ from optplan.analysis.load import (instance_for_key, load_results, optimum_table
                                    solution_path)
 from optplan.analysis.tables import strategy_table
 from optplan.errors import InputError
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 
 __all__ = ["write_html_report", "LayoutChoice", "layout_choices", "MAX_TENSORS"]
 
 MAX_TENSORS = 5000
 """Instances with more tensors are listed but not drawn (their page would be too heavy)."""
 
-_PROBLEM_TITLES = {"shared_objects": "shared objects", "offsets": "offsets"}
+_PROBLEM_TITLES = {"shared-objects": "shared objects", "offsets": "offsets"}
 
 
 @dataclass(frozen=True)

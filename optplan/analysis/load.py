@@ -8,13 +8,14 @@ from pathlib import Path
 import pandas as pd
 
 from optplan.errors import InputError
+from optplan.problems import canonical_name
 
 __all__ = ["load_results", "optimum_table", "instance_for_key", "solution_path", "suite_of",
            "SUITES"]
 
 _NESTED = ("violations", "params", "trajectory", "info")
 _EXACT_STATUSES = ("OPTIMAL",)
-_RECORD_PROBLEMS = ("shared_objects", "offsets")
+_RECORD_PROBLEMS = ("shared-objects", "offsets")
 
 SUITES = {"networks": "real networks", "examples": "worked examples",
           "minimalloc": "MiniMalloc suite", "synthetic": "synthetic", "preload": "preload",
@@ -42,7 +43,8 @@ def load_results(run_dirs) -> pd.DataFrame:
 
     Nested columns (params, trajectory, info, violations) come back as Python objects.
     Rows of older runs get the columns newer ones have: ``inplace`` (False), ``budget`` (a
-    preload row's ``params.budget``); every row gets its ``suite`` (:func:`suite_of`).
+    preload row's ``params.budget``), the problem in the table's spelling (``shared-objects``
+    for the older ``shared_objects``); every row gets its ``suite`` (:func:`suite_of`).
     """
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
@@ -77,6 +79,8 @@ def load_results(run_dirs) -> pd.DataFrame:
         return table
     table["inplace"] = (table["inplace"].fillna(False).astype(bool) if "inplace" in table
                         else False)
+    if "problem" in table:
+        table["problem"] = table["problem"].map(canonical_name)
     from_params = (table["params"] if "params" in table else pd.Series(None, table.index)).map(
         lambda p: p.get("budget") if isinstance(p, dict) else None)
     table["budget"] = (table["budget"].where(table["budget"].notna(), from_params)

@@ -17,12 +17,17 @@ from optplan.analysis.tables import (preload_table, render_latex, render_markdow
 
 __all__ = ["make_report", "hard_instances"]
 
-_TABLES = {"shared_objects": ("table1_shared_objects", "Table 1: shared objects."),
+_TABLES = {"shared-objects": ("table1_shared_objects", "Table 1: shared objects."),
            "offsets": ("table2_offsets", "Table 2: offset calculation.")}
-_INPLACE_TABLES = {"shared_objects": ("table1_shared_objects_inplace",
+_INPLACE_TABLES = {"shared-objects": ("table1_shared_objects_inplace",
                                       "Table 1 (in place): shared objects with in-place pairs."),
                    "offsets": ("table2_offsets_inplace",
                                "Table 2 (in place): offsets with in-place pairs.")}
+
+
+def _snake(problem: str) -> str:
+    """A problem's name in file names and LaTeX labels (``shared_objects``)."""
+    return problem.replace("-", "_")
 
 
 def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
@@ -44,13 +49,13 @@ def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
             if table.empty:
                 continue
             methods = table.attrs["methods"]
-            label = f"tab:{problem}" + ("_inplace" if inplace else "")
+            label = f"tab:{_snake(problem)}" + ("_inplace" if inplace else "")
             (tables_dir / f"{stem}.md").write_text(render_markdown(table, methods, title))
             (tables_dir / f"{stem}.tex").write_text(render_latex(table, methods, title, label))
             table.to_csv(tables_dir / f"{stem}.csv", index=False)
             written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "tex", "csv")]
         written += save_figure(figures.gap_distribution_figure(results, problem), figures_dir,
-                               f"gaps_{problem}")
+                               f"gaps_{_snake(problem)}")
     optima = optimum_table(results) if not results.empty else pd.DataFrame()
     if not optima.empty:
         optima.to_csv(tables_dir / "optima.csv", index=False)

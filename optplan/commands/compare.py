@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from optplan.commands._common import (RECORD_PROBLEMS, add_problem_argument, add_solver_flags,
-                                      objective_unit)
+from optplan.commands._common import (add_problem_argument, add_solver_flags, objective_unit,
+                                      record_problems, time_limit_of)
 from optplan.errors import InputError, about_file
 from optplan.formats import load_instance
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import get_method, methods
 from optplan.result import Result, Status, relative_gap
 from optplan.solve import solve
@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
                     "(lower_bound) computes no solution: its status is UNKNOWN and its "
                     "bound counts towards the reference.")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="instance files (.csv, .json)")
-    add_problem_argument(parser, problems=RECORD_PROBLEMS)
+    add_problem_argument(parser, problems=record_problems())
     parser.add_argument("--methods", metavar="A,B,...",
                         help="comma-separated method names (default: every records heuristic)")
     add_solver_flags(parser)
@@ -174,7 +174,8 @@ def run(args) -> int:
             with about_file(path_of[id(instance)],
                             unless_fields=("time_limit", "workers", "seed")), \
                     contextlib.redirect_stdout(sys.stderr):
-                results.append(solve(instance, name, problem, time_limit=args.time_limit,
+                results.append(solve(instance, name, problem,
+                                     time_limit=time_limit_of(args, name),
                                      workers=args.workers, seed=args.seed))
         note.clear()
         reference, source = reference_of(results)

@@ -40,7 +40,7 @@ def _load(model: str):
 def run(args) -> int:
     from optplan.formats import read_solution_csv
     from optplan.importers.torch_models import capture, program_instance
-    from optplan.model import Problem
+    from optplan.problems import Problem
     from optplan.replay import overlap_live_tensors, replay
 
     instance = _load(args.model)

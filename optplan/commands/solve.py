@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
+
+import contextlib
 import sys
 
-from optplan.commands._common import (add_problem_argument, add_solver_flags, objective_unit,
-                                      positive_int)
+from optplan.commands._common import (add_exact_options, add_problem_argument, add_progress_flag,
+                                      add_solver_flags, heartbeat, instance_options,
+                                      method_parameters, objective_unit, positive_int,
+                                      time_limit_of)
 from optplan.errors import InputError, about_file
-from optplan.formats import load_instance, write_solution_csv
 from optplan.formats.paths import check_output_file
-from optplan.model import Problem
+from optplan.problems import get_problem
 from optplan.registry import get_method
 from optplan.solve import solve
 
@@ -35,6 +37,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--budget", type=positive_int, metavar="BYTES",
                         help="preload: the memory budget (default: the instance's, else none)")
     add_solver_flags(parser)
+    add_exact_options(parser)
+    add_progress_flag(parser)
     parser.add_argument("--output", metavar="OUT",
                         help="write the solution: a CSV of the instance's columns plus offset/"
                              "object, in input order (preload: the plan JSON)")
@@ -44,31 +48,21 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    problem = Problem.parse(args.problem)
+    spec = get_problem(args.problem)
     if args.output:
         check_output_file(args.output, "--output")
-    params = {}
-    if problem is Problem.PRELOAD:
-        from optplan.preload import read_preload_instance, write_plan
-
-        instance = read_preload_instance(args.path)
-        if args.budget is not None:
-            params["budget"] = args.budget
+    load, options = instance_options(spec, alignment=args.alignment, budget=args.budget)
+    params = method_parameters(args) | options
+    instance = spec.load_instance(args.path, **load)
+    if "budget" in spec.options:
         _check_budget(instance, args)
-    else:
-        if args.budget is not None:
-            raise InputError("applies to the preload problem only", field="--budget")
-        instance = load_instance(args.path, alignment=args.alignment)
     with about_file(args.path, unless_fields=("time_limit", "workers", "seed", "budget")), \
-            contextlib.redirect_stdout(sys.stderr):  # a method's own prints: not the result
-        result = solve(instance, args.method, problem, inplace=args.inplace,
-                       time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                       **params)
+            contextlib.redirect_stdout(sys.stderr), heartbeat(args):  # a method's prints
+        result = solve(instance, args.method, spec.name, inplace=args.inplace,
+                       time_limit=time_limit_of(args, args.method), workers=args.workers,
+                       seed=args.seed, **params)
     if args.output and result.solution is not None:
-        if problem is Problem.PRELOAD:
-            write_plan(instance, result.solution, args.output)
-        else:
-            write_solution_csv(instance, problem, result.solution, args.output)
+        spec.write_solution(instance, result.solution, args.output)
     if args.json:
         print(json.dumps(result.summary()))
     else:
@@ -76,7 +70,7 @@ def run(args) -> int:
         width = max(map(len, summary))
         for key, value in summary.items():
             if key in ("objective", "lower_bound", "best_bound") and value is not None:
-                value = f"{value} {objective_unit(problem)}"
+                value = f"{value} {objective_unit(spec.name)}"
             elif key == "status" and get_method(args.method).kind == "bound":
                 value = f"{value} (a bound method: it computes a bound, not a solution)"
             print(f"{key:<{width}}  {value}")
@@ -90,7 +84,8 @@ def run(args) -> int:
 
 
 def _check_budget(instance, args) -> None:
-    """A budget below what every plan keeps resident at some step admits no plan: bad input."""
+    """A budget below what every plan keeps resident at some step admits no plan: bad input
+    on the command line (the Python API answers INFEASIBLE)."""
     from optplan.preload.bounds import budget_lower_bound
 
     budget = args.budget if args.budget is not None else instance.budget

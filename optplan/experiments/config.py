@@ -77,8 +77,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optplan.errors import InputError
-from optplan.model import MAX_VALUE, Problem
+from optplan.model import MAX_VALUE
 from optplan.params import MAX_FLAG
+from optplan.problems import Problem
 
 __all__ = ["ExperimentConfig", "InstanceSpec", "MethodSpec", "PreloadSweep", "WatchdogSettings",
            "load_config", "parse_config"]

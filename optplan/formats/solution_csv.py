@@ -12,8 +12,8 @@ from pathlib import Path
 
 from optplan.errors import InputError
 from optplan.formats.minimalloc_csv import parse_int, read_csv_rows
-from optplan.model import (MAX_VALUE, Instance, OffsetsSolution, Problem, SharedObjectsSolution,
-                           Solution)
+from optplan.model import MAX_VALUE, Instance, OffsetsSolution, SharedObjectsSolution, Solution
+from optplan.problems import Problem
 
 __all__ = ["write_solution_csv", "read_solution_csv", "solution_column"]
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from optplan.heuristics._placement import (align_up, conflict_edges, effective_alignment,
                                            offsets_solution)
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Every op is one layer. Its compute time is its FLOPs over the profile's throughput, its
 weights (all of the op's constant tensors, loaded together) take ``bytes / bandwidth`` to load,
-and its activations keep the lifetimes of :func:`optplan.graph.lifetimes` (MISSION.md §1).
+and its activations keep the lifetimes of :func:`optplan.graph.lifetimes` (``docs/problems.md``).
 Times are rounded *up* to whole µs. The graph carries no scratch buffers, so the instances
 made here have none (the problem and all solvers support them).
 

@@ -1,4 +1,4 @@
-"""The preload-aware planning problem (MISSION.md §1.4, after FlexNN, MobiCom'24): plain data.
+"""The preload-aware planning problem (``docs/problems.md``, after FlexNN, MobiCom'24): plain data.
 
 Layers ``0..L-1`` run in order; layer ``l`` computes for ``compute_us`` µs. Tensors of kind
 ``activation`` or ``scratch`` live on the closed step interval ``[first_op, last_op]``. A

@@ -1,4 +1,4 @@
-"""The independent simulator and validator of preload plans (MISSION.md §1.4, issue 8).
+"""The independent simulator and validator of preload plans (``docs/problems.md``).
 
 It shares no code with any planner or solver: it reads the decisions of a plan, replays the
 loader and the layers with the timing recurrences, rebuilds every tensor's memory interval and

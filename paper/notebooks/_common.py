@@ -26,7 +26,10 @@ def run_dirs() -> list[Path]:
 
 def raw_rows() -> list[dict]:
     """Every complete row of every run, read with plain ``json`` (independent of pandas),
-    first occurrence of a job id kept (as :func:`optplan.analysis.load.load_results` does)."""
+    first occurrence of a job id kept and the problem in the table's spelling (as
+    :func:`optplan.analysis.load.load_results` does)."""
+    from optplan.problems import canonical_name
+
     rows, seen = [], set()
     for run_dir in run_dirs():
         for line in (run_dir / "results.jsonl").read_text().splitlines(keepends=True):
@@ -36,11 +39,12 @@ def raw_rows() -> list[dict]:
             if row["job_id"] not in seen:
                 seen.add(row["job_id"])
                 row["run_dir"] = str(run_dir)
+                row["problem"] = canonical_name(row["problem"])
                 rows.append(row)
     return rows
 
 
-PLANNING_PROBLEMS = ("shared_objects", "offsets")
+PLANNING_PROBLEMS = ("shared-objects", "offsets")
 
 
 def proven_optima(rows: list[dict], inplace: bool = False) -> dict[tuple[str, str], int]:

@@ -25,7 +25,7 @@ print(f"{len(rows)} rows, {len(optima)} proven optima")
 objectives = defaultdict(list)
 for row in rows:
     if (row["kind"] == "heuristic" and row["valid"] and row["objective"] is not None
-            and row["problem"] in ("shared_objects", "offsets") and not row.get("inplace")):
+            and row["problem"] in ("shared-objects", "offsets") and not row.get("inplace")):
         objectives[(row["instance"], row["problem"], row["method"])].append(row["objective"])
 
 gaps = {}
@@ -53,7 +53,7 @@ for (problem, method), values in sorted(summary.items(),
 # %%
 results = load_results(run_dirs())
 checked = 0
-for problem in ("shared_objects", "offsets"):
+for problem in ("shared-objects", "offsets"):
     table = strategy_table(results, problem).set_index("instance")
     for (instance, row_problem, method), gap in gaps.items():
         if row_problem != problem:

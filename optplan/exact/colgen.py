@@ -1,8 +1,8 @@
 r"""The configuration LP of shared objects, solved by column generation, with a price-and-branch
-incumbent (used by ``cpsat`` before its model; MISSION.md §1.1).
+incumbent (used by ``cpsat`` before its model; ``docs/problems.md``).
 
 A *configuration* is a set ``S`` of records that one object may hold: pairwise disjoint
-lifetimes, except in-place pairs (MISSION.md §1.3). It costs :math:`c_S = \max_{i \in S}
+lifetimes, except in-place pairs (``docs/problems.md``). It costs :math:`c_S = \max_{i \in S}
 s_i`. The LP relaxation of "cover every record by configurations" is
 
 .. math::
@@ -15,7 +15,7 @@ and its dual is :math:`\max \sum_i y_i` s.t. :math:`\sum_{i \in S} y_i \le c_S` 
 order: for each distinct size ``v`` the heaviest configuration among the records no larger
 than ``v`` (weighted interval scheduling, with an in-place target allowed to follow its
 source on the shared op) is the most violated dual row of cost ``v``. It is exact without
-in-place pairs and a relaxation with them (see :class:`_Pricer`): never a missed column,
+in-place pairs and a relaxation with them (see :class:`Pricer`): never a missed column,
 so the bound is sound either way.
 
 *Every* iteration yields a valid lower bound (Farley's): with
@@ -41,8 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optplan.exact._common import Budget
-from optplan.model import Instance, Problem, SharedObjectsSolution
+from optplan.exact.budget import SPLIT, Budget
+from optplan.model import Instance, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.validate import validate
 
 __all__ = ["ConfigurationBound", "configuration_bound"]
@@ -65,7 +66,7 @@ class ConfigurationBound:
     object_ids: list[int] | None = None   # the best valid partition found, if any
 
 
-class _Pricer:
+class Pricer:
     """Heaviest configurations per size class: weighted interval scheduling on the lifetimes,
     where an in-place pair ``(a, b)`` may also chain (``b`` starts on ``a``'s last op).
 
@@ -184,7 +185,7 @@ class _Master:
         return object_ids if min(object_ids, default=0) >= 0 else None
 
 
-def _generate(master: _Master, pricer: _Pricer, classes, budget: Budget
+def _generate(master: _Master, pricer: Pricer, classes, budget: Budget
               ) -> tuple[float, float | None, bool, int]:
     """Price columns in until none prices out (or time is up): (bound, LP value, converged,
     iterations). The bound is Farley's, valid at every iteration."""
@@ -210,7 +211,7 @@ def _generate(master: _Master, pricer: _Pricer, classes, budget: Budget
 
 
 def configuration_bound(instance: Instance, sizes, start_ids, *, time_limit=None,
-                        integer_share: float = 0.25) -> ConfigurationBound:
+                        integer_share: float = SPLIT.integer_master) -> ConfigurationBound:
     """Column generation on the configuration LP of ``instance`` with sizes ``sizes`` (scaled).
 
     Parameters
@@ -226,14 +227,15 @@ def configuration_bound(instance: Instance, sizes, start_ids, *, time_limit=None
     integer_share
         Share of ``time_limit`` (at least 1 s) for the integer restricted master.
 
-    When the LP converged, a dive looks for an integer answer in half the time left: fix the
+    When the LP converged, a dive looks for an integer answer in ``SPLIT.dive`` of the time
+    left (:data:`optplan.exact.budget.SPLIT`): fix the
     largest fractional column at 1, price again, repeat until the LP is integral. Unless that
     meets the bound, the integer restricted master over every column generated (started from
     the first partition) runs for up to ``integer_share`` of the limit. Both give incumbents,
     never bounds.
     """
     budget = Budget(time_limit)
-    pricer = _Pricer(instance, sizes)
+    pricer = Pricer(instance, sizes)
     if not pricer.exact:      # a cycle of in-place pairs: no sound pricing, no bound
         return ConfigurationBound(0, None, False, 0, 0)
     classes = sorted(set(sizes), reverse=True)
@@ -245,7 +247,8 @@ def configuration_bound(instance: Instance, sizes, start_ids, *, time_limit=None
         return result
     remaining = budget.remaining()
     best = _valid(instance, _dive(master, pricer, classes,
-                                  Budget(None if remaining is None else remaining / 2)))
+                                  budget.part(None if remaining is None
+                                              else SPLIT.dive * remaining)))
     if best is None or _cost(best, sizes) > result.bound:
         found = _valid(instance, _integer_master(master, budget, integer_share, time_limit))
         if found is not None and (best is None or _cost(found, sizes) < _cost(best, sizes)):
@@ -269,7 +272,7 @@ def _cost(object_ids, sizes) -> int:
     return sum(maxima.values())
 
 
-def _dive(master: _Master, pricer: _Pricer, classes, budget: Budget) -> list[int] | None:
+def _dive(master: _Master, pricer: Pricer, classes, budget: Budget) -> list[int] | None:
     """Fix the largest fractional column at 1 and re-price until the LP is integral."""
     while not budget.exhausted():
         values = master.values()
@@ -293,9 +296,12 @@ def _integer_master(master: _Master, budget: Budget, share: float, time_limit
     highs.changeColsBounds(count, everything, np.zeros(count), np.full(count, highspy.kHighsInf))
     highs.changeColsIntegrality(count, everything,
                                 np.array([highspy.HighsVarType.kInteger] * count))
-    seconds = 30.0 if time_limit is None else max(1.0, share * time_limit)
+    seconds = (SPLIT.integer_master_seconds if time_limit is None
+               else max(1.0, share * time_limit))
     if budget.remaining() is not None:
-        seconds = max(0.5, min(seconds, budget.remaining()))
+        if budget.exhausted():
+            return None
+        seconds = min(seconds, budget.remaining())
     highs.setOptionValue("time_limit", seconds)
     highs.setOptionValue("mip_rel_gap", 0.0)
     highs.setOptionValue("mip_abs_gap", 0.5)     # costs are integers: stop only at the optimum
