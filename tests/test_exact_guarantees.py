@@ -68,8 +68,9 @@ SCALES = [2**31 - 1, 2**31 + 3, 2**40, 2**53 + 1, 2**59, 2**61]
 
 def scaled_records(instance: Instance, scale: int, jitter: list[int]) -> Instance:
     """Sizes times ``scale`` plus a small jitter (so that gcd scaling cannot undo the scale),
-    capped at 2^62, the largest size the input check admits."""
-    triples = [(r.first_op, r.last_op, min(2**62, r.size * scale + jitter[i % len(jitter)]))
+    each capped so that they sum to at most 2^62, the largest total the input check admits."""
+    cap = 2**62 // max(1, len(instance.records))
+    triples = [(r.first_op, r.last_op, min(cap, r.size * scale + jitter[i % len(jitter)]))
                for i, r in enumerate(instance.records)]
     pairs = [(a, b) for a, b in instance.inplace_pairs if triples[b][2] <= triples[a][2]]
     return Instance.from_tuples(triples, alignment=instance.alignment, inplace_pairs=pairs)
@@ -77,9 +78,12 @@ def scaled_records(instance: Instance, scale: int, jitter: list[int]) -> Instanc
 
 def scaled_preload(instance: PreloadInstance, scale: int, jitter: list[int]
                    ) -> PreloadInstance:
-    """Sizes and times times ``scale`` plus a jitter, capped at 2^62."""
+    """Sizes and times times ``scale`` plus a jitter, each capped so that the sizes, and the
+    compute and load times, sum to at most 2^62 (the totals the input check admits)."""
+    cap = 2**62 // (len(instance.layers) + len(instance.tensors))
+
     def big(value: int, k: int) -> int:
-        return min(2**62, value * scale + jitter[k % len(jitter)]) if value else 0
+        return min(cap, value * scale + jitter[k % len(jitter)]) if value else 0
 
     layers = tuple(Layer(layer.name, big(layer.compute_us, k))
                    for k, layer in enumerate(instance.layers))

@@ -282,7 +282,7 @@ BAD_CONFIGS = [
     (config_text(time_limits="[inf]"), "time_limits"),
     (config_text(time_limits="[nan]"), "time_limits"),
     ('problems = ["offsets"]\ninstances = ["data/examples/paper_example.json"]\n[[methods]]\n'
-     'name = "cpsat"\nparams = { use_heuristics = "yes" }\n', "methods[0].params.use_heuristics"),
+     'name = "cpsat"\nparams = { warm_start = "yes" }\n', "methods[0].params.warm_start"),
     ('problems = ["offsets"]\ninstances = ["data/examples/paper_example.json"]\n[[methods]]\n'
      'name = "xla_best_fit"\ngrid = { order = ["best", 3] }\n', "methods[0].grid.order"),
     ('problems = ["offsets"]\ninstances = ["data/examples/paper_example.json"]\n[[methods]]\n'

@@ -64,7 +64,7 @@ it has a ``/``, a glob character or a file suffix, else a catalogue name) and
 Every error is an :class:`~optplan.errors.InputError` naming the file and the key
 (``methods[2].params``); unknown keys are errors too, so typos do not pass silently, and so
 are parameter values of another type than the method's signature gives
-(:mod:`optplan.params`: ``use_heuristics = "yes"``).
+(:mod:`optplan.params`: ``warm_start = "yes"``).
 """
 
 from __future__ import annotations
