@@ -68,6 +68,30 @@ def test_runtime_plan_is_kept_when_optplan_is_not_smaller(caplog):
     assert "keeping runtime's" in caplog.text
 
 
+def test_executorch_storage_backed_specs_stay_inside_their_base():
+    """A spec backed by another spec's storage (an in-place result, a chained view) sits at
+    its root's offset plus each link's storage_base_offset, in its root's mem_obj_id group;
+    zero-byte specs sit at the pool's start."""
+    from optplan.runtimes.executorch import MemoryPool, _placements
+
+    class Spec:         # hashable by identity, like ExecuTorch's TensorSpec
+        def __init__(self, base, offset):
+            self.storage_base, self.storage_base_offset = base, offset
+
+    def spec(base=None, offset=0):
+        return Spec(base, offset)
+
+    root_a, root_b, empty = spec(), spec(), spec()
+    child = spec(root_a, 16)
+    grandchild = spec(child, 32)
+    pool = MemoryPool(1, Instance.from_tuples([(0, 3, 64), (4, 5, 32)], alignment=16),
+                      (root_a, root_b), base=128, empty=(empty,))
+    placed = _placements(pool, (0, 0), [root_a, child, grandchild, root_b, empty])
+    assert placed[root_a] == placed[root_b] == (128, 0)       # time-disjoint, one address group
+    assert placed[child] == (144, 0) and placed[grandchild] == (176, 0)
+    assert placed[empty] == (128, 1)
+
+
 # --- TFLM's greedy planner and lifetimes, no runtime ------------------------------------------
 
 def test_tflm_greedy_ties_go_last_added_first():
@@ -407,3 +431,57 @@ def test_executorch_command_bad_input_exit_2(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["executorch", "gpt2", "--out", str(tmp_path / "missing" / "p.pte")]) == 2
     assert "--out: no such directory" in capsys.readouterr().err
+
+
+# --- the runtimes table from committed results ------------------------------------------------
+
+RESULTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "paper/results/runtimes"
+
+
+def _rows():
+    return [
+        {"runtime": "tflm", "network": "small_a", "runtime_planner_bytes": 4 << 20,
+         "optplan_bytes": 3 << 20, "lower_bound": 3 << 20, "status": "OPTIMAL",
+         "outputs_equal": True, "max_abs_diff": 0.0},
+        {"runtime": "executorch", "network": "resnet50", "runtime_planner_bytes": 2 << 20,
+         "optplan_bytes": 2 << 20, "lower_bound": 1 << 20, "status": "FEASIBLE",
+         "outputs_equal": False, "max_abs_diff": 0.5},
+        {"runtime": "tflm", "network": "sparse", "error": "x.tflite: operators: TFLite Micro "
+                                                          "cannot run op DENSIFY (operator 4)"},
+    ]
+
+
+def test_runtimes_table_renders_rows_savings_and_failures(tmp_path):
+    from optplan.analysis import runtimes
+
+    (tmp_path / "runtimes.jsonl").write_text("\n".join(map(json.dumps, _rows())) + "\n")
+    macros = runtimes.write(tmp_path, tmp_path / "out")
+    markdown = (tmp_path / "out" / "tables" / "runtimes.md").read_text()
+    assert markdown.index("ResNet-50") < markdown.index("small a")      # ExecuTorch first
+    assert "| 4.00 | 3.00 | 3.00 | 25.0 % | OPTIMAL | bit-identical |" in markdown
+    assert "max |diff| 0.5" in markdown and "sparse (TFLite Micro: op DENSIFY)" in markdown
+    latex = (tmp_path / "out" / "tables" / "runtimes.tex").read_text()
+    assert r"2.00$^\dagger$" in latex and r"25.0\%" in latex and r"small\_a" not in latex
+    assert macros["RuntimesTflmBestSaved"] == "25.0" and macros["RuntimesTflmFailedOps"] == \
+        "DENSIFY"
+    assert macros["RuntimesExecutorchIdentical"] == "0"
+    assert r"\newcommand{\RuntimesTflmReduced}{1}" in \
+        (tmp_path / "out" / "runtimes_macros.tex").read_text()
+
+
+def test_committed_runtime_results_meet_the_bar():
+    """Where a runtime ran a network, optplan's plan is never larger than the runtime's own,
+    never below the bound, and the outputs are identical; every failure names an op."""
+    from optplan.analysis.runtimes import load_runtime_results, runtimes_table, unsupported
+
+    results = load_runtime_results(RESULTS)
+    table = runtimes_table(results)
+    assert set(table["runtime"]) == {"executorch", "tflm"}
+    assert (table["optplan_bytes"] <= table["runtime_planner_bytes"]).all()
+    assert (table["lower_bound"] <= table["optplan_bytes"]).all()
+    assert table["outputs_equal"].all()
+    assert (unsupported(results)["op"] != "?").all()
+    manifest = json.loads((RESULTS / "manifest.json").read_text())
+    for session in manifest["sessions"]:
+        assert session["runtimes"]["executorch"] and session["provenance"]["git"]["commit"]
+    assert {s["settings"]["runtime"] for s in manifest["sessions"]} >= {"executorch", "tflm"}

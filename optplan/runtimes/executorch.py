@@ -121,6 +121,26 @@ def _overlap_groups(offsets, sizes) -> list[int]:
     return groups
 
 
+def _placements(pool: MemoryPool, offsets, specs) -> dict:
+    """Spec → (mem_offset, mem_obj_id) of every spec of ``pool`` under ``offsets`` (one per
+    record): records at their offsets, zero-byte specs at the pool's start, storage-backed
+    specs at their root's offset plus the ``storage_base_offset`` of each link."""
+    groups = _overlap_groups(offsets, pool.instance.sizes.tolist())
+    placed = {spec: (pool.base + offset, group)
+              for spec, offset, group in zip(pool.roots, offsets, groups)}
+    for spec in pool.empty:
+        placed[spec] = (pool.base, max(groups, default=-1) + 1)
+    for spec in specs:
+        root = _storage_root(spec)
+        if spec is root or root not in placed:
+            continue
+        offset, link = 0, spec
+        while link is not root:
+            offset, link = offset + link.storage_base_offset, link.storage_base
+        placed[spec] = (placed[root][0] + offset, placed[root][1])
+    return placed
+
+
 def planner(method: str = "search", *, time_limit: float | None = None,
             fallback: str = "greedy", **params) -> Callable:
     """An ExecuTorch memory-planning algorithm that plans with optplan's ``method``.
@@ -176,22 +196,8 @@ def planner(method: str = "search", *, time_limit: float | None = None,
             plans.append((pool, planned))
             if planned.source != "optplan":
                 continue
-            offsets = planned.solution.offsets
-            groups = _overlap_groups(offsets, pool.instance.sizes.tolist())
-            placed = {}
-            for spec, offset, group in zip(pool.roots, offsets, groups):
-                placed[spec] = (pool.base + offset, group)
-            for spec in pool.empty:
-                placed[spec] = (pool.base, max(groups, default=-1) + 1)
-            for spec in specs:
-                root = _storage_root(spec)
-                if spec is root or root not in placed:
-                    continue
-                offset, chain = 0, spec
-                while chain is not root:
-                    offset, chain = offset + chain.storage_base_offset, chain.storage_base
-                placed[spec] = (placed[root][0] + offset, placed[root][1])
-            for spec, (offset, group) in placed.items():
+            for spec, (offset, group) in _placements(pool, planned.solution.offsets,
+                                                     specs).items():
                 spec_dict[spec] = memory_planning.SpecAllocResult(pool.mem_id, group, offset)
             while len(bufsizes) <= pool.mem_id:
                 bufsizes.append(0)
