@@ -9,8 +9,8 @@ otherwise). A model the runtime cannot run gives a row with its one-line error (
 
 Each row runs in a fresh process; rows are appended (flushed) to ``OUT/runtimes.jsonl`` as they
 finish and a rerun skips the rows already there, so an interrupted run loses nothing.
-``OUT/manifest.json`` records each session's versions, commit and machine. Timings on a loaded machine are not
-final.
+``OUT/manifest.json`` records each session's versions, commit and machine. Timings on a loaded
+machine are not final.
 
     python bench/runtimes.py --out paper/results/runtimes            # everything
     python bench/runtimes.py --runtime tflm --models iris_landmark   # one model

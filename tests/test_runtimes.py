@@ -250,6 +250,29 @@ def test_tflm_runs_the_offline_plan_and_its_head_is_the_plan(small_tflite, tmp_p
 
 
 @needs_tflm
+def test_write_offline_plan_metadata_format(small_tflite, tmp_path):
+    """int32 [0 (version), 0 (subgraph), number of tensors, offset per tensor]: an offset for
+    every tensor TFLM would plan, -1 for the constants."""
+    from optplan.runtimes.tflite_micro import METADATA_NAME, load_model, write_offline_plan
+
+    out = tmp_path / "planned.tflite"
+    planned = write_offline_plan(small_tflite, out, method="search", time_limit=5, workers=1)
+    model = load_model(out)
+    [entry] = [m for m in model.model.metadata
+               if (m.name.decode() if isinstance(m.name, bytes) else m.name) == METADATA_NAME]
+    table = np.frombuffer(np.asarray(model.model.buffers[entry.buffer].data,
+                                     dtype=np.uint8).tobytes(), dtype="<i4")
+    names = [t.name.decode() if isinstance(t.name, bytes) else t.name
+             for t in model.subgraph.tensors]
+    assert table[:3].tolist() == [0, 0, len(names)] and len(table) == 3 + len(names)
+    offsets = dict(zip(names, table[3:].tolist()))
+    assert offsets["w16"] == offsets["w"] == -1                 # constants: TFLM's own
+    planned_names = [n for n in names if n not in ("w16", "w")]
+    assert [offsets[n] for n in planned_names] == list(planned.solution.offsets)
+    assert planned.source == "optplan" and planned.result.status.value == "OPTIMAL"
+
+
+@needs_tflm
 def test_tflm_command_json_keys_and_written_plan(small_tflite, tmp_path, capsys):
     from optplan.runtimes.tflite_micro import METADATA_NAME, load_model
 
