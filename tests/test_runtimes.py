@@ -465,10 +465,10 @@ def _rows():
     return [
         {"runtime": "tflm", "network": "small_a", "runtime_planner_bytes": 4 << 20,
          "optplan_bytes": 3 << 20, "lower_bound": 3 << 20, "status": "OPTIMAL",
-         "outputs_equal": True, "max_abs_diff": 0.0},
+         "outputs_equal": True, "max_abs_diff": 0.0, "inputs": 3},
         {"runtime": "executorch", "network": "resnet50", "runtime_planner_bytes": 2 << 20,
          "optplan_bytes": 2 << 20, "lower_bound": 1 << 20, "status": "FEASIBLE",
-         "outputs_equal": False, "max_abs_diff": 0.5},
+         "outputs_equal": False, "max_abs_diff": 0.5, "inputs": 5},
         {"runtime": "tflm", "network": "sparse", "error": "x.tflite: operators: TFLite Micro "
                                                           "cannot run op DENSIFY (operator 4)"},
     ]
@@ -487,7 +487,7 @@ def test_runtimes_table_renders_rows_savings_and_failures(tmp_path):
     assert r"2.00$^\dagger$" in latex and r"25.0\%" in latex and r"small\_a" not in latex
     assert macros["RuntimesTflmBestSaved"] == "25.0" and macros["RuntimesTflmFailedOps"] == \
         "DENSIFY"
-    assert macros["RuntimesExecutorchIdentical"] == "0"
+    assert macros["RuntimesExecutorchIdentical"] == "0" and macros["RuntimesInputs"] == "3"
     assert r"\newcommand{\RuntimesTflmReduced}{1}" in \
         (tmp_path / "out" / "runtimes_macros.tex").read_text()
 

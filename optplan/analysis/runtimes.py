@@ -132,7 +132,8 @@ def runtimes_macros(results: pd.DataFrame) -> dict[str, str]:
 
     Per runtime (``Executorch``, ``Tflm``): networks run, networks where optplan's plan is
     smaller, networks at the lower bound, proven optima, whether all outputs were identical,
-    the largest saving (share, MiB and network); the networks that could not run and their ops.
+    the largest saving (share, MiB and network); the networks that could not run and their ops;
+    the number of random inputs every comparison used (``RuntimesInputs``).
     """
     table = runtimes_table(results)
     failed = unsupported(results)
@@ -156,6 +157,9 @@ def runtimes_macros(results: pd.DataFrame) -> dict[str, str]:
             macros[_macro(key, "BestSaved")] = f"{100 * best['saved']:.1f}"
             macros[_macro(key, "BestFrom")] = _mib(best["runtime_planner_bytes"])
             macros[_macro(key, "BestTo")] = _mib(best["optplan_bytes"])
+    ran = results[results["error"].isna()]
+    macros[_macro("Inputs")] = str(int(ran["inputs"].min())) if "inputs" in ran and len(ran) \
+        else "--"
     macros[_macro("Total", "Networks")] = str(len(table))
     macros[_macro("Total", "Larger")] = str(int((table["saved"] < 0).sum()))
     return macros
