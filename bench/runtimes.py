@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import importlib.metadata
 import json
 import multiprocessing
 import sys
@@ -80,14 +79,9 @@ def run_row(runtime: str, name: str, source: str, options: dict) -> dict:
 
 
 def _versions() -> dict:
-    versions = {}
-    for package in RUNTIME_PACKAGES:
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = None
-    versions["mediapipe_wheel"] = MEDIAPIPE.split("==")[1]
-    return versions
+    from optplan.experiments.manifest import package_versions
+
+    return dict(package_versions(RUNTIME_PACKAGES), mediapipe_wheel=MEDIAPIPE.split("==")[1])
 
 
 def write_manifest(out: Path, args, started: str, rows: int) -> None:

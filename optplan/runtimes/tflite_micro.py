@@ -35,6 +35,7 @@ import contextlib
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -382,8 +383,6 @@ def compare(model_path: str | Path, *, method: str = "search", time_limit: float
     :func:`tflm_greedy` on :func:`tflm_records` (else ``RuntimeError``: the lifetimes would not
     be TFLM's). ``out`` receives the planned model.
     """
-    import time
-
     model = load_model(model_path)
     fold_constant_dequantize(model)
     instance, indices = tflm_records(model)
