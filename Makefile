@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: install browser run test paper clean
+.PHONY: install browser run test paper clean mediapipe-wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,22 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { $(APT) update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq chromium >/dev/null; }
 
-test: install browser
+# What only the tests need (make run does without): torch (the local CPU wheel), the runtimes
+# (ExecuTorch, TFLite Micro, LiteRT), timm without its torchvision dependency, and the MediaPipe
+# wheel's .tflite models (downloaded, never installed) where optplan's sources look for them.
+TEST_STAMP := $(VENV)/.test-extras-stamp
+MEDIAPIPE_WHEELS := $(or $(OPTPLAN_CACHE),$(HOME)/.cache/optplan)/wheels/mediapipe-0.10.21
+
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[torch,executorch,tflm,litert]'
+	$(PY) -m pip install --quiet --no-deps timm==1.0.31
+	touch $(TEST_STAMP)
+
+mediapipe-wheel:
+	@ls $(MEDIAPIPE_WHEELS)/*.whl >/dev/null 2>&1 || \
+	  $(PY) -m pip download --quiet --no-deps --dest $(MEDIAPIPE_WHEELS) mediapipe==0.10.21
+
+test: $(TEST_STAMP) mediapipe-wheel browser
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
 
 # Tables, figures and macros from the committed results in paper/results/; the PDF when a LaTeX

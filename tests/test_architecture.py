@@ -120,7 +120,7 @@ def test_every_problem_is_on_the_table_once_with_its_cli_spelling():
 
 
 ORCHESTRATION = ("optplan", "optplan.cli", "optplan.commands", "optplan.experiments",
-                 "optplan.analysis", "optplan.torch", "optplan.runtimes", "optplan.replay")
+                 "optplan.analysis", "optplan.torch", "optplan.runtimes")
 
 
 def test_only_the_orchestration_layers_call_solve():

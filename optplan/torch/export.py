@@ -2,13 +2,13 @@
 
 A model is captured with ``torch.export.export(..., strict=False)`` and lowered to the core ATen
 op set (``ExportedProgram.run_decompositions()``), or, for a training step, with AOTAutograd's
-joint forward + backward graph (:mod:`optplan.importers.torch_training`). Either way the result is
+joint forward + backward graph (:mod:`optplan.torch.training`). Either way the result is
 an FX graph of ATen ops, which :func:`graph_from_fx` turns into our graph model:
 
 * every ``call_function`` node is an op, in FX order (a valid topological order, the order
   ``torch.fx.Interpreter`` runs); its tensor arguments are the op's inputs, its tensor results
   its outputs. Tensor names are FX node names, so a plan can be mapped back onto the program
-  (:mod:`optplan.replay`).
+  (:mod:`optplan.torch.replay`).
 * parameters, buffers and lifted constants are **weights**, attached to the first op that reads
   them: a weight shared between layers (GPT-2's tied embedding/head) counts once. Views of
   weights (``t``, ``view`` of a parameter) are the weight itself, not an op.

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 
-from optplan.importers.torch_export import TorchProgram, graph_from_fx, torch_module
+from optplan.torch.export import TorchProgram, graph_from_fx, torch_module
 
 __all__ = ["export_training_program", "saved_activation_bytes", "saved_activations",
            "saved_activations_in_graph"]

@@ -21,7 +21,7 @@ from typing import Callable
 
 from optplan.errors import InputError
 from optplan.importers import require
-from optplan.importers.torch_export import torch_module
+from optplan.torch.export import torch_module
 
 __all__ = ["ModelSpec", "MODELS", "VARIANTS", "build", "model_names", "capture", "instance_name",
            "program_instance", "torch_instance", "timm_model"]
@@ -54,11 +54,6 @@ def _conv_bn_act(cin: int, cout: int, kernel: int, stride: int, groups: int = 1,
     elif activation == "relu":
         layers.append(nn.ReLU(inplace=False))
     return nn.Sequential(*layers)
-
-
-def _make_divisible(value: float, divisor: int = 8) -> int:
-    rounded = max(divisor, int(value + divisor / 2) // divisor * divisor)
-    return rounded + divisor if rounded < 0.9 * value else rounded
 
 
 def _mobilenet_v2_module(num_classes: int = 1000):
@@ -415,10 +410,10 @@ def timm_model(architecture: str, *, training: bool = False, seed: int = 0, size
                num_classes: int = 1000):
     """(module, args) of a timm architecture (``mobilenetv2_100``, ``resnet50``...) with random
     weights (``pretrained=False``; nothing is downloaded). timm is imported with the
-    torchvision stand-in (:func:`~optplan.importers.torch_export.timm_module`). In-place
+    torchvision stand-in (:func:`~optplan.torch.export.timm_module`). In-place
     activations are switched off: under export they become functional ops plus clones, which
     would add copies a planner need not see."""
-    from optplan.importers.torch_export import timm_module
+    from optplan.torch.export import timm_module
 
     torch = torch_module()
     timm = timm_module()
@@ -441,14 +436,14 @@ VARIANTS = ("raw", "fused", "train")
 :func:`optplan.graph.fuse` (TFLite-like, views as copies like TFLite's arena); ``train``: the
 joint forward + backward graph of one training step, views aliasing."""
 
-REGENERATE = "python -m optplan.importers.torch_models"
+REGENERATE = "optplan import torch"
 
 
 def capture(network: str, variant: str, *, seed: int = 0):
-    """The :class:`~optplan.importers.torch_export.TorchProgram` of ``network`` (raw/fused:
+    """The :class:`~optplan.torch.export.TorchProgram` of ``network`` (raw/fused:
     inference capture, train: joint training graph)."""
-    from optplan.importers.torch_export import export_program
-    from optplan.importers.torch_training import export_training_program
+    from optplan.torch.export import export_program
+    from optplan.torch.training import export_training_program
 
     if variant not in VARIANTS:
         raise InputError(f"unknown variant {variant!r}; valid: {', '.join(VARIANTS)}",
@@ -497,7 +492,7 @@ def program_instance(program, network: str, variant: str, *, seed: int = 0):
                       network=network, variant=variant, format="torch", views=views,
                       command=f"{REGENERATE} {network} --variant {variant} --seed {seed}")
     if variant == "train":
-        from optplan.importers.torch_training import saved_activations_in_graph
+        from optplan.torch.training import saved_activations_in_graph
 
         saved = saved_activations_in_graph(program.graph)
         provenance["saved_activations"] = {"tensors": len(saved), "bytes": sum(saved.values())}
@@ -514,38 +509,9 @@ def torch_instance(network: str, variant: str = "raw", *, seed: int = 0):
     program = capture(network, variant, seed=seed)
     instance = program_instance(program, network, variant, seed=seed)
     if variant == "train":      # the eager reference for the saved activations
-        from optplan.importers.torch_training import saved_activation_bytes
+        from optplan.torch.training import saved_activation_bytes
 
         module, args = build(network, training=True, seed=seed)
         instance.provenance["saved_activations"]["eager_bytes"] = \
             saved_activation_bytes(module, args)
     return instance, program
-
-
-def main(argv=None) -> int:
-    """Regenerate torch instances: ``python -m optplan.importers.torch_models gpt2 --variant
-    train --output data/networks``."""
-    import argparse
-    from pathlib import Path
-
-    from optplan.instances import write_instance
-
-    parser = argparse.ArgumentParser(prog=REGENERATE, description=main.__doc__)
-    parser.add_argument("networks", nargs="+", choices=model_names())
-    parser.add_argument("--variant", choices=VARIANTS, default="raw")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default=None, help="directory (default: the catalogue's)")
-    args = parser.parse_args(argv)
-    from optplan.instances import data_dir
-
-    directory = Path(args.output) if args.output else data_dir()
-    for network in args.networks:
-        instance, _ = torch_instance(network, args.variant, seed=args.seed)
-        path = directory / f"{instance.name}.json"
-        write_instance(instance, path)
-        print(f"{path}  {len(instance)} records")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 offset in one preallocated arena, and check that it computes what normal execution computes.
 
 An offsets plan is only a claim until a program runs on it. :func:`replay` executes the FX
-graph of a :class:`~optplan.importers.torch_export.TorchProgram` op by op (the order of the
+graph of a :class:`~optplan.torch.export.TorchProgram` op by op (the order of the
 graph, which is the instance's time axis):
 
 * one ``uint8`` arena of ``arena_size`` bytes is allocated; every tensor that has a usage record
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from optplan.errors import InputError
 from optplan.graph.lifetimes import view_bases
-from optplan.importers.torch_export import TorchProgram, torch_module
+from optplan.torch.export import TorchProgram, torch_module
 from optplan.model import Instance, OffsetsSolution
 
 __all__ = ["ReplayReport", "replay", "out_overload", "copy_overload", "has_native_out_kernel",
@@ -232,8 +232,8 @@ def replay(program: TorchProgram, instance: Instance, solution: OffsetsSolution,
     Parameters
     ----------
     program : TorchProgram
-        From :func:`~optplan.importers.torch_export.export_program` or
-        :func:`~optplan.importers.torch_training.export_training_program`.
+        From :func:`~optplan.torch.export.export_program` or
+        :func:`~optplan.torch.training.export_training_program`.
     instance : Instance
         ``lifetimes(program.graph, views="alias")`` (record ids are tensor names).
     solution : OffsetsSolution
