@@ -4,6 +4,7 @@ The names below are the interface :mod:`optplan.solve`, :mod:`optplan.validate`,
 :mod:`optplan.bounds` and the CLI use for ``--problem preload``.
 """
 
+import optplan.preload.flexnn_sliced  # noqa: F401  (registers the method flexnn_sliced)
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.formats import (instance_from_dict, instance_to_dict, plan_from_dict,
                                      plan_to_dict, read_plan, read_preload_instance,
