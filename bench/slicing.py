@@ -29,7 +29,6 @@ For each network (default: MobileNet v2, ResNet-50, VGG-19, fused) under a cost-
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -54,7 +53,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--profile", default="phone",
                         help="phone, embedded or a profile JSON file (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=8, help="budgets per sweep (default 8)")
-    parser.add_argument("--jsonl", type=Path, help="also append one JSON line per run here")
     parser.add_argument("--make-instances", action="store_true",
                         help="write data/preload/<network>_<profile>_kernels.json and exit")
     return parser.parse_args(argv)
@@ -108,7 +106,7 @@ def minimum_budgets(today, kernel_aware) -> dict:
     return rows
 
 
-def sweep(today, kernel_aware, rows: dict, steps: int, emit) -> None:
+def sweep(today, kernel_aware, rows: dict, steps: int) -> None:
     low = rows["slicing"][1]
     high = max(pin_all(kernel_aware).peak, pin_all(today).peak)
     budgets = {round(low * (high / low) ** (k / (steps - 1))) for k in range(steps)}
@@ -126,8 +124,6 @@ def sweep(today, kernel_aware, rows: dict, steps: int, emit) -> None:
             if result.solution is not None and not result.valid:
                 raise SystemExit(f"invalid plan from {label} at {budget}: "
                                  f"{result.violations[:3]}")
-            emit({"instance": kernel_aware.name, "budget": budget, "run": label}
-                 | result.summary())
         sliced = results["flexnn_sliced"]
         count = len(sliced.solution.slicing) if sliced.solution is not None else None
         cells = [fmt(budget)] + [fmt(r.objective) for r in results.values()] + [
@@ -146,13 +142,6 @@ def main(argv=None) -> int:
             write_preload_instance(instance, path)
             print(f"wrote {path.relative_to(REPO)}")
         return 0
-    sink = args.jsonl.open("a", encoding="utf-8") if args.jsonl else None
-
-    def emit(row: dict) -> None:
-        if sink is not None:
-            sink.write(json.dumps(row) + "\n")
-            sink.flush()
-
     print("# timings on a shared machine (run niced): indicative, not final", flush=True)
     try:
         for network in networks:
@@ -164,14 +153,11 @@ def main(argv=None) -> int:
             smallest = flexnn_sliced_minimum(kernel_aware, rows["slicing"][0],
                                              pin_all(kernel_aware).peak)
             print(f"  minimum budget {'flexnn_sliced':<10} {fmt(smallest):>14}", flush=True)
-            sweep(today, kernel_aware, rows, args.steps, emit)
+            sweep(today, kernel_aware, rows, args.steps)
             print(f"  ({time.perf_counter() - start:.1f} s)", flush=True)
     except OptplanError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    finally:
-        if sink is not None:
-            sink.close()
     return 0
 
 
