@@ -84,14 +84,16 @@ def run(args) -> int:
 
 
 def _check_budget(instance, args) -> None:
-    """A budget below what every plan keeps resident at some step admits no plan: bad input
-    on the command line (the Python API answers INFEASIBLE)."""
+    """A budget below what every plan keeps resident at some step, whatever its layer slicing,
+    admits no plan: bad input on the command line (the Python API answers INFEASIBLE)."""
     from optplan.preload.bounds import budget_lower_bound
+    from optplan.preload.slicing import sliced_budget_lower_bound
 
     budget = args.budget if args.budget is not None else instance.budget
-    needed = budget_lower_bound(instance) if budget is not None else 0
+    needed = (min(budget_lower_bound(instance), sliced_budget_lower_bound(instance))
+              if budget is not None else 0)
     if budget is not None and budget < needed:
         where = {"field": "--budget"} if args.budget is not None else {"file": args.path,
                                                                         "field": "budget"}
         raise InputError(f"{budget} bytes admit no plan: {needed} bytes are resident at once "
-                         "under every plan", **where)
+                         "under every plan and layer slicing", **where)
