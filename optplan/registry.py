@@ -1,7 +1,7 @@
 """The method registry: names → functions and the problems they solve (networkx style).
 
-Methods register themselves with :func:`register`; every module below ``optplan.heuristics``
-and ``optplan.exact`` is imported on first use, so a new method needs no edit here.
+Methods register themselves with :func:`register`; every module below ``optplan.heuristics``,
+``optplan.exact`` and ``optplan.peers`` is imported on first use, so a new method needs no edit here.
 
 A heuristic is ``func(instance, **params) -> Solution | None``; an exact method (or a bound)
 returns a :class:`~optplan.result.SolverOutcome`. The solver flags ``time_limit``, ``workers``
@@ -24,7 +24,8 @@ __all__ = ["MethodInfo", "register", "get_method", "methods", "KINDS", "INPUTS"]
 
 KINDS = ("heuristic", "exact", "bound")
 INPUTS = ("records", "graph")
-_PACKAGES = ("optplan.heuristics", "optplan.exact")
+_PACKAGES = ("optplan.heuristics", "optplan.exact", "optplan.peers")
+_PEERS = "optplan.peers."  # wrappers of optional third-party planners: not built-in
 _MODULES = ("optplan.bounds",)
 
 
@@ -42,9 +43,11 @@ class MethodInfo:
 
     @property
     def builtin(self) -> bool:
-        """Registered by optplan itself (not by a plugin or a test). Warm starts and portfolio
-        runs use built-in methods only, so their results do not depend on loaded plugins."""
+        """Registered by optplan itself (not by a plugin, a test or a peer wrapper). Warm
+        starts and portfolio runs use built-in methods only, so their results do not depend
+        on loaded plugins or installed peers."""
         return all(func.__module__.startswith("optplan.")
+                   and not func.__module__.startswith(_PEERS)
                    for func in self.implementations.values())
 
     @property
