@@ -18,12 +18,16 @@ import stat
 import sys
 import textwrap
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from optplan import Instance, Problem, Status, methods, solve
+from optplan.analysis.peers import (peer_summary, peer_table, render_peer_latex,
+                                    render_peer_markdown)
+from optplan.analysis.tables import render_latex
 from optplan.cli import main
-from optplan.errors import SolverRangeError
+from optplan.errors import InputError, SolverRangeError
 from optplan.peers import PeerUnavailableError, unit_instance
 
 from factories import instances, named
@@ -440,3 +444,75 @@ def test_a_minimalloc_bin_that_is_not_executable_is_named(monkeypatch, tmp_path)
     with pytest.raises(PeerUnavailableError, match="not an executable file"):
         solve(named("stairs"), "minimalloc", Problem.OFFSETS)
     assert not os.access(path, os.X_OK)
+
+
+# --- the peer columns (optplan.analysis.peers) -----------------------------------------------
+
+def _row(instance, method, objective, status="FEASIBLE", *, suite="networks", valid=True,
+         seconds=1.0, best_bound=100, kind="heuristic"):
+    return {"instance": instance, "problem": "offsets", "method": method, "kind": kind,
+            "status": status, "objective": objective, "lower_bound": 100,
+            "best_bound": best_bound, "valid": valid, "num_tensors": 10, "inplace": False,
+            "wall_time_s": seconds, "suite": suite}
+
+
+def _peer_rows():
+    """``net``: search proves 100, SuperMalloc proves it too, telamalloc 110; ``net_train_x``:
+    SuperMalloc's proof flag is not set (105); ``D`` (the suite): nobody proves anything,
+    the bound is 100."""
+    return pd.DataFrame([
+        _row("net", "search", 100, "OPTIMAL", kind="exact"),
+        _row("net", "omnimalloc_supermalloc", 100, "OPTIMAL", kind="exact", seconds=0.5),
+        _row("net", "omnimalloc_telamalloc", 110),
+        _row("net_train_x", "search", 100, "OPTIMAL", kind="exact"),
+        _row("net_train_x", "omnimalloc_supermalloc", 105, kind="exact"),
+        _row("net_train_x", "omnimalloc_telamalloc", 120, valid=False),
+        _row("D", "search", 104, suite="minimalloc", kind="exact"),
+        _row("D", "omnimalloc_supermalloc", 110, suite="minimalloc", kind="exact",
+             seconds=60.0),
+        {**_row("D", "omnimalloc_telamalloc", None, "TIMEOUT", suite="minimalloc"),
+         "valid": None},
+    ])
+
+
+def test_peer_table_marks_proofs_gaps_and_failures():
+
+    table = peer_table(_peer_rows()).set_index("instance")
+    assert table.attrs["methods"] == ["search", "omnimalloc_supermalloc",
+                                      "omnimalloc_telamalloc"]
+    assert table.loc["net", "proven:omnimalloc_supermalloc"]
+    assert table.loc["net", "gap:omnimalloc_telamalloc"] == pytest.approx(0.1)
+    assert not table.loc["net_train_x", "proven:omnimalloc_supermalloc"]
+    assert table.loc["net_train_x", "gap:omnimalloc_supermalloc"] == pytest.approx(0.05)
+    assert pd.isna(table.loc["net_train_x", "omnimalloc_telamalloc"])  # the validator said no
+    assert table.loc["net_train_x", "group"] == "training" and table.loc["D", "group"] == \
+        "minimalloc"
+    assert not table.loc["D", "proven"] and table.loc["D", "status:omnimalloc_telamalloc"] == \
+        "TIMEOUT"
+    summary = peer_summary(peer_table(_peer_rows())).set_index("method")
+    assert summary.loc["omnimalloc_supermalloc", "proven"] == 1
+    assert summary.loc["omnimalloc_supermalloc", "at_optimum"] == 1
+    assert summary.loc["omnimalloc_supermalloc", "with_optimum"] == 2
+    assert summary.loc["omnimalloc_supermalloc", "max_gap"] == pytest.approx(0.05)
+    assert summary.loc["omnimalloc_telamalloc", "valid"] == 1
+
+
+def test_peer_tables_render_proofs_gaps_bounds_and_failures():
+    table = peer_table(_peer_rows())
+    methods_shown = table.attrs["methods"]
+    markdown = render_peer_markdown(table, methods_shown, "Peers")
+    lines = {line.split(" | ")[0].strip("| "): line for line in markdown.splitlines()}
+    assert "✓ 0.5s" in lines["net"] and "+10.0% 1.0s" in lines["net"]
+    assert "≥104†" not in lines["D"] and "≥100†" in lines["D"]  # the best proven bound
+    assert "≥+10.0% 60.0s" in lines["D"] and "TIMEOUT 1.0s" in lines["D"]
+    latex = render_peer_latex(table, methods_shown, "Peers.", "tab:peers")
+    assert r"$\checkmark$ 0.5s" in latex and r"$\geq$+10.0\% 60.0s" in latex
+    assert "no optimum proven" in latex
+    # the frame has strategy_table's columns: its renderer takes the peer columns as they are
+    assert "omnimalloc\\_telamalloc" in render_latex(table, methods_shown, "T.", "tab:t")
+
+
+@pytest.mark.parametrize("flags", [{"workers": 0}, {"seed": -1}, {"time_limit": -1.0}])
+def test_bad_flags_are_input_errors(flags):
+    with pytest.raises(InputError):
+        solve(named("stairs"), "omnimalloc_simulated_annealing", Problem.OFFSETS, **flags)

@@ -199,6 +199,6 @@ def render_summary_markdown(summary: pd.DataFrame, title: str) -> str:
                  else _percent(row["mean_gap"]),
                  "–" if row["max_gap"] is None or pd.isna(row["max_gap"])
                  else _percent(row["max_gap"]),
-                 number(row["median_s"], 2), number(row["max_s"])]
+                 number(row["median_s"], 2), number(row["max_s"], 2)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -31,7 +31,7 @@ import threading
 import time
 
 from optplan.exact._common import Budget
-from optplan.model import Instance, Problem, round_up
+from optplan.model import Instance, Problem, require_int, round_up
 from optplan.peers import PeerUnavailableError, offsets_in_bytes, unit_instance
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -95,7 +95,7 @@ def run_allocator(instance: Instance, name: str, *, workers: int | None, **optio
     omnimalloc = _omnimalloc()
     from omnimalloc.allocators import BaseAllocator
 
-    threads = DEFAULT_WORKERS if workers is None else int(workers)
+    threads = _threads(workers)
     try:
         allocator = BaseAllocator.get(name)(**options)
     except ImportError as error:  # GeneticAllocator needs deap
@@ -121,7 +121,11 @@ def _heuristic(instance: Instance, name: str, workers, **options) -> SolverOutco
 
 
 def _seed(seed: int | None) -> int:
-    return DEFAULT_SEED if seed is None else int(seed)
+    return DEFAULT_SEED if seed is None else require_int(seed, "seed", minimum=0)
+
+
+def _threads(workers: int | None) -> int:
+    return DEFAULT_WORKERS if workers is None else require_int(workers, "workers", minimum=1)
 
 
 def _timeout(time_limit: float | None) -> float | None:
@@ -147,8 +151,7 @@ def omnimalloc_supermalloc(instance: Instance, *, time_limit: float | None = Non
     start = time.perf_counter()
     solution, result, info = run_allocator(instance, "supermalloc", workers=workers,
                                            timeout=_timeout(time_limit),
-                                           num_threads=DEFAULT_WORKERS if workers is None
-                                           else int(workers))
+                                           num_threads=_threads(workers))
     unit = instance.alignment
     peak, bound = result.peak * unit, result.lower_bound * unit
     arena = round_up(solution.arena_size, unit)
@@ -301,8 +304,7 @@ def omnimalloc_greedy_by_all(instance: Instance, *, workers: int | None = None
                              ) -> SolverOutcome:
     """OmniMalloc's seven greedy orders run in parallel (``workers`` threads), the lowest
     placement pressure kept."""
-    return _heuristic(instance, "greedy_by_all", workers,
-                      num_threads=DEFAULT_WORKERS if workers is None else int(workers))
+    return _heuristic(instance, "greedy_by_all", workers, num_threads=_threads(workers))
 
 
 @register("omnimalloc_omni", Problem.OFFSETS, kind="heuristic",
