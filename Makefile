@@ -12,7 +12,7 @@ PYTEST_WORKERS ?= 2
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask,ray,html]'
+	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask,ray,html,peers]'
 	touch $(STAMP)
 
 install: $(STAMP)
