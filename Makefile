@@ -7,12 +7,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: install run test paper paper-deps paper-runs clean
+.PHONY: install browser run test paper paper-deps paper-runs clean mediapipe-wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask]'
+	$(PY) -m pip install --quiet -e '.[test,tflite,onnx,dask,ray,html,peers]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,8 +22,30 @@ RUN_DIR ?= runs/default
 run: install
 	$(VENV)/bin/optplan run experiments/default.toml --out $(RUN_DIR)
 	$(VENV)/bin/optplan report $(RUN_DIR) --out $(RUN_DIR)/report
+	$(VENV)/bin/optplan report $(RUN_DIR) --html --out $(RUN_DIR)/report
 
-test: install paper-deps
+# The HTML report's test loads the page in headless Chromium: Debian's package, when absent.
+APT := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
+browser:
+	@command -v chromium >/dev/null 2>&1 || { $(APT) update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq chromium >/dev/null; }
+
+# What only the tests need (make run does without): torch (the local CPU wheel), the runtimes
+# (ExecuTorch, TFLite Micro, LiteRT), timm without its torchvision dependency, and the MediaPipe
+# wheel's .tflite models (downloaded, never installed) where optplan's sources look for them.
+TEST_STAMP := $(VENV)/.test-extras-stamp
+MEDIAPIPE_WHEELS := $(or $(OPTPLAN_CACHE),$(HOME)/.cache/optplan)/wheels/mediapipe-0.10.21
+
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[torch,executorch,tflm,litert]'
+	$(PY) -m pip install --quiet --no-deps timm==1.0.31
+	touch $(TEST_STAMP)
+
+mediapipe-wheel:
+	@ls $(MEDIAPIPE_WHEELS)/*.whl >/dev/null 2>&1 || \
+	  $(PY) -m pip download --quiet --no-deps --dest $(MEDIAPIPE_WHEELS) mediapipe==0.10.21
+
+test: $(TEST_STAMP) mediapipe-wheel browser paper-deps
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
 
 # The paper: tables, figures and macros from the committed results in paper/results/, then
@@ -53,15 +75,18 @@ paper-deps:
 
 # Every experiment behind the paper, one after the other, into paper/results/ (resumes; with
 # PAPER_FRESH=1 each run directory is removed first). See paper/README.md for the duration.
+# The peers run needs MINIMALLOC_BIN (a MiniMalloc binary built from its source, never
+# vendored here) and is left out without it; the runtimes' rows come from bench/runtimes.py.
 PAPER_CONFIGS ?= paper paper_inplace paper_generated minimalloc paper_ablation \
-                 paper_search_ablation preload
+                 paper_search_ablation preload $(if $(MINIMALLOC_BIN),peers,)
 paper-runs: install
+	@$(if $(MINIMALLOC_BIN),,echo "MINIMALLOC_BIN not set: the peers run is left as it is";)
 	@for config in $(PAPER_CONFIGS); do \
 	  if [ -n "$(PAPER_FRESH)" ]; then rm -rf paper/results/$$config; fi; \
 	  $(VENV)/bin/optplan run experiments/$$config.toml --out paper/results/$$config \
 	    --no-progress || exit 1; \
 	done
-	$(PY) paper/prune.py paper/results
+	$(PY) paper/prune.py $(addprefix paper/results/,$(PAPER_CONFIGS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

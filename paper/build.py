@@ -4,16 +4,20 @@ Usage::
 
     python paper/build.py [--results DIR ...] [--out paper/generated]
 
-Reads the run directories under ``paper/results/`` (every folder holding a ``results.jsonl``;
-see paper/README.md for which config made which) and writes
+Reads the run directories of optplan's own evaluation under ``paper/results/``
+(:data:`EVALUATION_RUNS`; paper/README.md names the config behind each), the peers run
+(:data:`PEERS_RUN`, read apart: other systems' allocators never enter optplan's heuristic
+aggregates) and the runtimes' rows (:data:`RUNTIMES_RUN`), and writes
 
 * ``generated/figures/``: the report's figures (:func:`optplan.analysis.report.make_report`)
   over the networks, the MiniMalloc suite and the preload sweep: layout, performance
   profiles per problem, solve times, anytime curves on the hard instances, preload curves;
 * ``generated/tables/*.tex``: every table the paper inputs (booktabs, 8 pt, best in bold),
-  built from :mod:`optplan.analysis.tables`;
+  built from :mod:`optplan.analysis.tables` and, for the peers, from the per-instance and
+  per-method frames of :mod:`optplan.analysis.peers`;
 * ``generated/macros.tex``: every number the prose states, as a LaTeX macro, so that the
-  text cannot drift from the data.
+  text cannot drift from the data; ``generated/runtimes_macros.tex`` and
+  ``generated/tables/runtimes.tex`` from :func:`optplan.analysis.runtimes.write`.
 
 Networks whose planning problems are identical (the same records, pairs and alignment from
 two importers) are reported once (:func:`optplan.analysis.tables.duplicate_instances`); the
@@ -38,7 +42,7 @@ if str(REPO) not in sys.path:  # running as ``python paper/build.py`` from a fre
 
 from optplan.analysis.load import instance_for_key, load_results, optimum_table  # noqa: E402
 from optplan.analysis.names import (is_paper_network, latex_escape, method_label,  # noqa: E402
-                                    network_label)
+                                    network_label, problem_label)
 from optplan.analysis.figures import gap_feature_figure  # noqa: E402
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
 from optplan.analysis.style import save_figure  # noqa: E402
@@ -47,12 +51,12 @@ from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      latex_table, mib_cell, percent_cell, preload_table,
                                      seconds_cell, summary_table)
 
-PROBLEMS = {"shared_objects": "SO", "offsets": "OC"}
+PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
                "blazeface")
 # Rows of the six-network table: Pisarchyk & Lee's strategies, then the best arena planners.
 SIX_METHODS = {
-    "shared_objects": ["naive", "equality", "greedy_in_order", "greedy_by_breadth",
+    "shared-objects": ["naive", "equality", "greedy_in_order", "greedy_by_breadth",
                        "greedy_by_size", "greedy_best", "min_cost_flow", "mxnet"],
     "offsets": ["greedy_in_order", "greedy_by_breadth", "greedy_by_size", "greedy_best",
                 "strip_packing_best_fit", "tflite_arena", "xla_best_fit", "usmp_hill_climb",
@@ -82,6 +86,25 @@ PREFERENCE = {m: i for i, m in enumerate(dict.fromkeys(
     ["greedy_by_size", "greedy_by_breadth", "greedy_best", "tflite_arena", "xla_best_fit",
      "strip_packing_best_fit", "usmp_hill_climb"] + [m for _, ms in FAMILIES for m in ms]))}
 """Which of several equally good heuristics a table names: the widely deployed ones first."""
+PEER_FAMILIES = [
+    ("optplan's exact methods", ["search", "cpsat"]),
+    ("Exact peers", ["minimalloc", "omnimalloc_supermalloc"]),
+    ("OmniMalloc's searches", ["omnimalloc_telamalloc", "omnimalloc_simulated_annealing",
+                               "omnimalloc_tabu_search", "omnimalloc_hill_climb",
+                               "omnimalloc_genetic", "omnimalloc_random"]),
+    ("OmniMalloc's greedy allocators", [
+        "omnimalloc_omni", "omnimalloc_greedy_by_all", "omnimalloc_greedy_by_size",
+        "omnimalloc_greedy_by_area", "omnimalloc_greedy_by_conflict_size",
+        "omnimalloc_greedy_by_conflict", "omnimalloc_greedy_by_duration",
+        "omnimalloc_greedy_by_start", "omnimalloc_greedy", "omnimalloc_best_fit",
+        "omnimalloc_naive"]),
+]
+"""Rows of the peers table, by family (the methods of :data:`optplan.analysis.peers.PEER_METHODS`)."""
+PEER_EXACT = ("minimalloc", "omnimalloc_supermalloc")
+"""The peers that search for a proven optimum: their columns join the MiniMalloc table."""
+PEER_GROUPS = {"minimalloc": ("MiniMalloc suite", "Suite"), "networks": ("networks", "Networks"),
+               "training": ("training graphs", "Training")}
+"""The peers table's column groups (:data:`optplan.analysis.peers.GROUPS`): title, macro tag."""
 SEARCH_SWITCHES = ("canonical", "section_inference", "unplaced_floor", "dominance",
                    "sibling_pruning", "dynamic_decomposition", "round_robin")
 _DIGITS = dict(zip("0123456789", ["Zero", "One", "Two", "Three", "Four", "Five", "Six",
@@ -99,9 +122,21 @@ def macro_name(*parts: str) -> str:
     return "".join(words)
 
 
-def run_directories(results_root: Path) -> list[Path]:
-    """Every committed run directory (a folder with ``results.jsonl``), sorted by name."""
-    return sorted(p.parent for p in results_root.glob("*/results.jsonl"))
+EVALUATION_RUNS = ("paper", "paper_inplace", "paper_generated", "minimalloc", "paper_ablation",
+                   "paper_search_ablation", "preload")
+"""The run directories of optplan's own evaluation (``make paper-runs`` re-makes them)."""
+PEERS_RUN = "peers"
+"""optplan's exact methods beside MiniMalloc and OmniMalloc's allocators (issue 19)."""
+RUNTIMES_RUN = "runtimes"
+"""``bench/runtimes.py``'s rows (``runtimes.jsonl``): plans measured inside the runtimes."""
+
+
+def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
+    """The run directories ``names`` under ``results_root`` that exist (a folder with
+    ``results.jsonl``), in that order. Other folders there (the ``default`` run that
+    ``make run``'s experiment committed, the peers) are not part of the evaluation."""
+    return [results_root / name for name in names
+            if (results_root / name / "results.jsonl").is_file()]
 
 
 def _pct(value) -> str:
@@ -153,8 +188,7 @@ def six_networks_table(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
         optima = optimum_table(part).set_index("instance")
         objective = part[part["kind"] == "heuristic"].groupby(["method", "instance"])[
             "objective"].median()
-        groups[len(rows)] = ("shared objects" if problem == "shared_objects" else "offsets") \
-            + " (gap to the optimum, \\%)"
+        groups[len(rows)] = problem_label(problem) + " (gap to the optimum, \\%)"
         rows.append(["optimum (MiB)"] + [mib_cell(optima.loc[n, "optimum"]) if n in optima.index
                                          else "--" for n in six])
         first = len(rows)
@@ -212,7 +246,7 @@ def summary_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
             bold += [(r, base + column) for r in bold_best(list(frame[key]), larger=larger)]
     proven = {p: frames[p].attrs["proven"] for p in PROBLEMS}
     caption = (f"Every heuristic on the distinct real networks with a proven optimum "
-               f"({proven['shared_objects']} for shared objects, {proven['offsets']} for "
+               f"({proven['shared-objects']} for shared objects, {proven['offsets']} for "
                "offsets): plans that are optimal, mean and largest gap to the optimum, median "
                f"run time (each the median of {repetitions(networks)} run(s)). Best per column "
                "in bold.")
@@ -245,7 +279,7 @@ def summary_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
     notes = "; ".join(
         f"{latex_escape(method_label(method))} was stopped by the watchdog on "
         f"{_words(sorted({latex_escape(network_label(n)) for n in part['instance']}))} "
-        f"({_words(sorted({p.replace('_', ' ') for p in part['problem']}))})"
+        f"({_words(sorted({problem_label(p) for p in part['problem']}))})"
         for method, part in timeouts.groupby("method"))
     macros["NumHeuristicTimeouts"] = str(len(timeouts))
     return latex_table(header, rows, caption=caption, label="tab:summary", wide=True,
@@ -286,8 +320,8 @@ def network_appendix(networks: pd.DataFrame, problem: str) -> str:
     header = ["network", "tensors", r"lower\\bound", "optimum",
               rf"fastest proof\\(median of {repetitions(part)})",
               r"best\\heuristic", r"its gap\\\%", r"heuristics\\optimal"]
-    label = "tab:networks-so" if problem == "shared_objects" else "tab:networks-oc"
-    what = "Shared objects" if problem == "shared_objects" else "Offsets"
+    label = f"tab:networks-{PROBLEMS[problem].lower()}"
+    what = problem_label(problem).capitalize()
     notes = "Sizes in MiB." + (" $^\\dagger$: no optimum proven within the time limit; the "
                                "best proven lower bound is shown."
                                if optima["optimum"].isna().any() else "")
@@ -343,9 +377,12 @@ def inplace_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
                        else ""), macros
 
 
-def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
+def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
+                     ) -> tuple[str, dict[str, str]]:
     """MiniMalloc's challenging suite, one row per instance: the capacity its benchmark
-    asks for, the max-breadth bound, the best heuristic, and each exact method."""
+    asks for, the max-breadth bound, the best heuristic, each exact method of optplan and,
+    from the peers run (``peers``), each exact peer (:data:`PEER_EXACT`). The optima, the
+    best heuristic and the macros come from optplan's own rows."""
     if rows.empty:
         return "", {name: "--" for name in (
             "NumMiniMalloc", "NumProvenMiniMalloc", "NumOpenMiniMalloc", "OpenMiniMalloc",
@@ -353,25 +390,30 @@ def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
             "TimeLimitsMiniMalloc", "MaxOpenGapMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
             "NumOptimalRunsCpsatMiniMalloc")}
     rows = plain(rows)
+    peers = plain(peers) if peers is not None and len(peers) else rows.iloc[:0]
     optima = optimum_table(rows).set_index("instance")
     heuristics = rows[(rows["kind"] == "heuristic") & (rows["valid"] == True)]  # noqa: E712
     exact_methods = [m for m in ("cpsat", "search") if (rows["method"] == m).any()]
+    peer_methods = [m for m in PEER_EXACT if (peers["method"] == m).any()]
+    columns = [(m, rows) for m in exact_methods] + [(m, peers) for m in peer_methods]
     header = ["instance", "buffers", r"capacity\\(benchmark)", r"lower\\bound",
-              r"best\\heuristic"] + [c for m in exact_methods
+              r"best\\heuristic"] + [c for m, _ in columns
                                      for c in (method_label(m), r"time\\(s)")]
-    table_rows, bold = [], []
+    table_rows, bold, best_heuristic = [], [], {}
     for r, name in enumerate(sorted(optima.index)):
         entry = optima.loc[name]
         key = rows.loc[rows["instance"] == name, "instance_key"].iloc[0]
         capacity = re.search(r"\.(\d+)\.csv$", str(key))
         values = heuristics[heuristics["instance"] == name].groupby("method")["objective"].min()
+        if len(values):
+            best_heuristic.setdefault(min(values.index, key=lambda m: (
+                values[m], PREFERENCE.get(m, 99), m)), []).append(name)
         cells = [name, str(int(entry["num_tensors"])),
                  capacity.group(1) if capacity else "--", str(int(entry["lower_bound"])),
-                 f"{int(values.min())} ({latex_escape(method_label(values.idxmin()))})"
-                 if len(values) else "--"]
+                 str(int(values.min())) if len(values) else "--"]
         objectives = []
-        for method in exact_methods:
-            run = rows[(rows["instance"] == name) & (rows["method"] == method)]
+        for method, source in columns:
+            run = source[(source["instance"] == name) & (source["method"] == method)]
             if run.empty:
                 cells += ["--", "--"]
                 objectives.append(None)
@@ -401,8 +443,8 @@ def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
               if len(exact) else "--",
               "TimeLimitsMiniMalloc": ", ".join(f"{t:g}" for t in sorted(set(pd.to_numeric(
                   rows.loc[rows['kind'] == 'exact', 'time_limit'], errors='coerce').dropna())))}
-    for method in exact_methods:
-        part = rows[rows["method"] == method]
+    for method, source in columns:
+        part = source[source["method"] == method]
         macros[f"NumOptimalRuns{macro_name(method)}MiniMalloc"] = str(
             int((part["status"] == "OPTIMAL").sum()))
         macros[f"NumRuns{macro_name(method)}MiniMalloc"] = str(len(part))
@@ -414,9 +456,19 @@ def minimalloc_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
     macros["MaxOpenGapMiniMalloc"] = _pct(max((g for g in gaps if g is not None), default=None))
     caption = ("MiniMalloc's challenging suite: the capacity its benchmark files ask for, the "
                "max-breadth bound, the best heuristic arena, and each exact method's arena "
-               "(* not proven optimal within the time limit) and wall time. Best in bold.")
+               "(* not proven optimal within the time limit) and wall time"
+               + (", optplan's and the peers' (MiniMalloc's own solver under a capacity "
+                  "bisection, OmniMalloc's SuperMalloc; the peers run, same limit and threads)"
+                  if peer_methods else "") + ". Best in bold.")
+    spans = ([("optplan", 6, 5 + 2 * len(exact_methods)),
+              ("peers", 6 + 2 * len(exact_methods), 5 + 2 * len(columns))]
+             if peer_methods else None)
+    notes = "The best heuristic: " + "; ".join(
+        f"{latex_escape(method_label(method))} on {_words(names)}"
+        for method, names in sorted(best_heuristic.items(), key=lambda kv: kv[1][0])) + "."
     return latex_table(header, table_rows, caption=caption, label="tab:minimalloc", wide=True,
-                       align="lrrrl" + "rr" * len(exact_methods), bold=bold), macros
+                       align="lrrrr" + "rr" * len(columns), bold=bold, spans=spans,
+                       notes=notes if best_heuristic else ""), macros
 
 
 def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
@@ -461,9 +513,99 @@ def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
                        spans=[("shared objects", 3, 4), ("offsets", 5, 6)]), macros
 
 
+def peers_latex(peers: pd.DataFrame, duplicates: dict[str, list[str]]
+                ) -> tuple[str, dict[str, str]]:
+    """Every method of the peers run, per group of instances (MiniMalloc's suite, the
+    distinct inference networks, the training graphs): plans at the proven optimum, proofs by
+    the method itself, mean gap to the optimum, median seconds
+    (:func:`optplan.analysis.peers.peer_summary`); best per column in bold."""
+    from optplan.analysis.peers import peer_summary, peer_table
+
+    if peers.empty:
+        return "", {"PeersStatus": "pending"}
+    table = peer_table(drop_duplicates(peers, duplicates))
+    methods = [m for _, members in PEER_FAMILIES for m in members if m in table.attrs["methods"]]
+    groups = [g for g in PEER_GROUPS if (table["group"] == g).any()]
+    summaries = {g: peer_summary(table[table["group"] == g], methods).set_index("method")
+                 for g in groups}
+    header = ["method"] + [c for _ in groups for c in
+                           (r"at\\optimum", "proven", r"mean\\gap \%", r"median\\time")]
+    rows, bold, row_groups = [], [], {}
+    for title, members in PEER_FAMILIES:
+        present = [m for m in members if m in methods]
+        if present:
+            row_groups[len(rows)] = title
+        for method in present:
+            cells = [latex_escape(method_label(method).removeprefix("OmniMalloc "))]
+            for group in groups:
+                entry = summaries[group].loc[method]
+                exact = method in ("search", "cpsat", *PEER_EXACT)
+                cells += [f"{int(entry['at_optimum'])}/{int(entry['with_optimum'])}",
+                          str(int(entry["proven"])) if exact else "--",
+                          percent_cell(entry["mean_gap"]), seconds_cell(entry["median_s"])]
+            rows.append(cells)
+    order = [m for _, members in PEER_FAMILIES for m in members if m in methods]
+    for offset, group in enumerate(groups):
+        frame = summaries[group].reindex(order)
+        base = 1 + 4 * offset
+        bold += [(r, base) for r in bold_best(list(frame["at_optimum"]), larger=True)]
+        bold += [(r, base + 2) for r in bold_best(list(frame["mean_gap"]))]
+    macros = peers_macros(table, summaries, peers)
+    caption = ("optplan's exact methods beside the peers on one run (every method "
+               f"{macros['PeersTimeLimit']}\\,s and {macros['PeersThreads']} threads): per group "
+               "of instances, the plans at the proven optimum (of the instances with one), the "
+               "optima the method proved itself, the mean gap to the optimum and the median "
+               "wall time. Best per column in bold.")
+    spans = [(PEER_GROUPS[g][0], 2 + 4 * i, 5 + 4 * i) for i, g in enumerate(groups)]
+    return latex_table(header, rows, caption=caption, label="tab:peers", wide=True,
+                       align="l" + "rrrr" * len(groups), bold=bold, groups=row_groups,
+                       spans=spans), macros
+
+
+def peers_macros(table: pd.DataFrame, summaries: dict[str, pd.DataFrame],
+                 peers: pd.DataFrame) -> dict[str, str]:
+    """The numbers the peers section states: the run's limits; per group of instances and
+    exact method (``search``, ``cpsat``, :data:`PEER_EXACT`) its proofs, mean gap and median
+    time; per group and family of OmniMalloc's allocators (``Search``: its searches,
+    ``Greedy``: its greedy allocators) how many are at the optimum on every instance, and
+    the one with the smallest mean gap (its gaps and the instances it solves optimally)."""
+    limits = sorted(set(pd.to_numeric(peers["time_limit"], errors="coerce").dropna()))
+    threads = sorted(set(pd.to_numeric(peers["workers"], errors="coerce").dropna()))
+    macros = {"PeersStatus": "done", "PeersTimeLimit": ", ".join(f"{t:g}" for t in limits),
+              "PeersThreads": ", ".join(f"{t:g}" for t in threads),
+              "PeersNumAllocators": str(sum(m.startswith("omnimalloc_")
+                                            for m in table.attrs["methods"])),
+              "PeersNumJobs": str(len(peers))}
+    families = {"Search": PEER_FAMILIES[2][1], "Greedy": PEER_FAMILIES[3][1]}
+    for group, frame in summaries.items():
+        tag = PEER_GROUPS[group][1]
+        part = table[table["group"] == group]
+        macros[f"PeersNum{tag}"] = str(len(part))
+        macros[f"PeersNumProven{tag}"] = str(int(part["proven"].sum()))
+        for method in ("search", "cpsat", *PEER_EXACT):
+            if method not in frame.index:
+                continue
+            entry, name = frame.loc[method], macro_name(method)
+            macros |= {f"Peers{name}{tag}Proven": str(int(entry["proven"])),
+                       f"Peers{name}{tag}MeanGap": _pct(entry["mean_gap"]),
+                       f"Peers{name}{tag}MedianTime": seconds_cell(entry["median_s"])}
+        for family, members in families.items():
+            allocators = frame.reindex([m for m in members if m in frame.index])
+            complete = allocators[allocators["at_optimum"] == allocators["with_optimum"]]
+            macros[f"Peers{family}AtOptimum{tag}"] = str(len(complete))
+            ranked = allocators.dropna(subset=["mean_gap"]).sort_values(["mean_gap", "median_s"])
+            if len(ranked):
+                best = ranked.iloc[0]
+                macros |= {f"PeersBest{family}{tag}": latex_escape(method_label(ranked.index[0])),
+                           f"PeersBest{family}MeanGap{tag}": _pct(best["mean_gap"]),
+                           f"PeersBest{family}MaxGap{tag}": _pct(best["max_gap"]),
+                           f"PeersBest{family}Optimal{tag}": str(int(best["at_optimum"]))}
+    return macros
+
+
 def ablation_lp_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
     """CP-SAT as shipped vs the compact models alone, shared objects, training graphs."""
-    rows = plain(rows[(rows["problem"] == "shared_objects") & (rows["method"] == "cpsat")])
+    rows = plain(rows[(rows["problem"] == "shared-objects") & (rows["method"] == "cpsat")])
     if rows.empty:
         return "", {"AblationLpProven": "--", "AblationCompactProven": "--",
                     "AblationNumGraphs": "--", "AblationLpRaised": "--",
@@ -635,9 +777,8 @@ def exact_macros(networks: pd.DataFrame) -> dict[str, str]:
     not_built = exact[exact["info"].map(lambda i: str((i or {}).get("model", "")).startswith(
         "not built"))]
     macros["NumMilpNotBuilt"] = str(not_built[["instance", "problem"]].drop_duplicates().shape[0])
-    macros["MilpNotBuilt"] = _words(sorted({latex_escape(network_label(n)) + " ("
-                                            + ("shared objects" if p == "shared_objects"
-                                               else "offsets") + ")"
+    macros["MilpNotBuilt"] = _words(sorted({latex_escape(network_label(n))
+                                            + f" ({problem_label(p)})"
                                             for n, p in zip(not_built["instance"],
                                                             not_built["problem"])})) or "none"
     limits = sorted(set(pd.to_numeric(exact["time_limit"], errors="coerce").dropna()))
@@ -700,7 +841,7 @@ def failure_macros(networks: pd.DataFrame, run_dirs) -> dict[str, str]:
     table = read_failures(run_dirs)
     table = table[table["instance"].isin(set(networks["instance"]))]
     macros = {}
-    modes = {"shared_objects": SHARED_OBJECTS_MODES, "offsets": OFFSETS_MODES}
+    modes = {"shared-objects": SHARED_OBJECTS_MODES, "offsets": OFFSETS_MODES}
     for problem, tag in PROBLEMS.items():
         part = table[table["problem"] == problem]
         macros[f"NumFailures{tag}"] = str(len(part))
@@ -804,12 +945,18 @@ def write_macros(macros: dict[str, str], path: Path) -> None:
     path.write_text(text)
 
 
-def build(run_dirs, out_dir: Path) -> dict[str, str]:
-    """Write tables, figures and macros into ``out_dir``; return the macros."""
+def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
+          runtimes_dir: Path | None = None) -> dict[str, str]:
+    """Write tables, figures and macros into ``out_dir`` from the evaluation's ``run_dirs``,
+    the peers run ``peers_dir`` and the runtimes' rows in ``runtimes_dir`` (each optional);
+    return the macros."""
+    from optplan.analysis import runtimes
+
     out_dir = Path(out_dir)
     tables = out_dir / "tables"
     tables.mkdir(parents=True, exist_ok=True)
     results = load_results(run_dirs)
+    peers = load_results([peers_dir]) if peers_dir is not None else pd.DataFrame()
     networks, duplicates, generated, minimalloc, preload = suites(results)
     ablation = results[results["run"] == "paper_ablation"]
     search_ablation = results[results["run"] == "paper_search_ablation"]
@@ -823,7 +970,10 @@ def build(run_dirs, out_dir: Path) -> dict[str, str]:
     writers = {"six.tex": six_networks_table(plain_networks),
                "summary.tex": summary_latex(plain_networks),
                "inplace.tex": inplace_latex(plain_networks),
-               "minimalloc.tex": minimalloc_latex(minimalloc[minimalloc["run"] != "paper_search_ablation"]),
+               "minimalloc.tex": minimalloc_latex(
+                   minimalloc[minimalloc["run"] != "paper_search_ablation"],
+                   peers[peers["suite"] == "minimalloc"] if len(peers) else None),
+               "peers.tex": peers_latex(peers, duplicates),
                "generated.tex": generated_latex(generated),
                # The shipped CP-SAT job is the same job in paper and paper_ablation (one
                # job id, kept once), so the ablation reads every run's rows of its graphs.
@@ -836,7 +986,7 @@ def build(run_dirs, out_dir: Path) -> dict[str, str]:
         (tables / name).write_text(text)
         macros |= found
     for problem in PROBLEMS:
-        stem = "networks_so.tex" if problem == "shared_objects" else "networks_oc.tex"
+        stem = f"networks_{PROBLEMS[problem].lower()}.tex"
         (tables / stem).write_text(network_appendix(plain_networks, problem))
     macros |= bound_macros(plain_networks) | exact_macros(plain_networks)
     features = feature_frame(plain_networks)
@@ -844,7 +994,10 @@ def build(run_dirs, out_dir: Path) -> dict[str, str]:
     if len(features):
         save_figure(gap_feature_figure(features, "peak_live_count", "tensors live at the peak"),
                     out_dir / "figures", "features")
-    macros |= preload_macros(preload) | machine_macros(run_dirs) | model_macros()
+    macros |= preload_macros(preload) | model_macros()
+    macros |= machine_macros([*run_dirs, *([peers_dir] if peers_dir is not None else [])])
+    if runtimes_dir is not None:  # tables/runtimes.tex and runtimes_macros.tex (main.tex inputs it)
+        runtimes.write(runtimes_dir, out_dir)
     names = plain_networks["instance"].unique()
     macros |= {"NumNetworks": str(results.loc[results["suite"] == "networks",
                                               "instance"].nunique()),
@@ -870,16 +1023,26 @@ def build(run_dirs, out_dir: Path) -> dict[str, str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    root = PAPER / "results"
     parser.add_argument("--results", nargs="*", type=Path,
-                        help="run directories (default: every one under paper/results/)")
+                        help="the evaluation's run directories (default: those of "
+                             "EVALUATION_RUNS under paper/results/)")
+    parser.add_argument("--peers", type=Path, default=root / PEERS_RUN,
+                        help="the peers run directory (default: %(default)s, when present)")
+    parser.add_argument("--runtimes", type=Path, default=root / RUNTIMES_RUN,
+                        help="the folder holding runtimes.jsonl (default: %(default)s, when "
+                             "present)")
     parser.add_argument("--out", type=Path, default=PAPER / "generated")
     args = parser.parse_args(argv)
-    run_dirs = args.results or run_directories(PAPER / "results")
+    run_dirs = args.results or run_directories(root)
     if not run_dirs:
         print("no run directories under paper/results/", file=sys.stderr)
         return 1
-    macros = build(run_dirs, args.out)
-    print(f"wrote {args.out} ({len(macros)} macros from {len(run_dirs)} run directories)")
+    peers = args.peers if (args.peers / "results.jsonl").is_file() else None
+    runtimes = args.runtimes if (args.runtimes / "runtimes.jsonl").is_file() else None
+    macros = build(run_dirs, args.out, peers_dir=peers, runtimes_dir=runtimes)
+    print(f"wrote {args.out} ({len(macros)} macros from {len(run_dirs)} run directories"
+          + (", the peers" if peers else "") + (", the runtimes" if runtimes else "") + ")")
     return 0
 
 

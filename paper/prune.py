@@ -2,9 +2,9 @@
 
 Usage::
 
-    python paper/prune.py paper/results [--dry-run]
+    python paper/prune.py paper/results/paper paper/results/minimalloc ... [--dry-run]
 
-In every run directory below the given folder: writes ``failures.csv`` (the failure mode of
+In every given run directory (``make paper-runs`` names the paper's runs): writes ``failures.csv`` (the failure mode of
 every heuristic plan above the proven optimum on the real networks,
 :func:`optplan.analysis.failures.failure_table`) while the solution files are there, unless
 it exists; removes ``results.parquet``, ``results.csv`` (``results.jsonl`` holds every row),
@@ -46,10 +46,10 @@ def kept_solutions(run_dir: Path, method: str = "greedy_by_size") -> set[str]:
     return set(failing["job_id"]) | set(proofs["job_id"])
 
 
-def prune(results_root: Path, dry_run: bool = False) -> tuple[int, int]:
-    """Prune every run directory under ``results_root``; return (files kept, removed)."""
+def prune(run_dirs, dry_run: bool = False) -> tuple[int, int]:
+    """Prune the run directories ``run_dirs``; return (files kept, removed)."""
     kept = removed = 0
-    for run_dir in sorted(p.parent for p in Path(results_root).glob("*/results.jsonl")):
+    for run_dir in map(Path, run_dirs):
         for name in ("results.parquet", "results.csv", ".lock"):
             path = run_dir / name
             if path.exists():
@@ -75,10 +75,14 @@ def prune(results_root: Path, dry_run: bool = False) -> tuple[int, int]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path, help="folder holding run directories")
+    parser.add_argument("runs", type=Path, nargs="+", help="run directories")
     parser.add_argument("--dry-run", action="store_true", help="only count")
     args = parser.parse_args(argv)
-    kept, removed = prune(args.results, args.dry_run)
+    missing = [str(d) for d in args.runs if not (d / "results.jsonl").is_file()]
+    if missing:
+        print(f"not a run directory (no results.jsonl): {', '.join(missing)}", file=sys.stderr)
+        return 2
+    kept, removed = prune(args.runs, args.dry_run)
     print(f"kept {kept} solution files, removed {removed} files")
     return 0
 

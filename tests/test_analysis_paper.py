@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from optplan.analysis.load import optimum_table, suite_of
-from optplan.analysis.names import (canonical_problem, instance_title, is_paper_network,
-                                    method_label, network_label, problem_label)
+from optplan.analysis.names import (instance_title, is_paper_network, method_label,
+                                    network_label, problem_label)
 from optplan.analysis.report import hard_instances
 from optplan.analysis.tables import (bold_best, drop_duplicates, duplicate_instances,
                                      inplace_table, latex_table, percent_cell, render_latex,
@@ -137,9 +137,9 @@ def test_network_names():
     assert instance_title("chain_skip-50-s2", "synthetic", width=100) == (
         "chain skip, 50 tensors, seed 2")
     assert method_label("xla_best_fit") == "XLA best fit" and method_label("new_one") == "new one"
-    assert canonical_problem("shared-objects") == canonical_problem("shared_objects") == (
-        "shared_objects")
-    assert problem_label("shared-objects") == "shared objects"
+    assert problem_label("shared-objects") == problem_label("shared_objects") == (
+        "shared objects")
+    assert method_label("omnimalloc_tabu_search") == "OmniMalloc tabu search"
 
 
 # --- The paper's evaluation tables and figures -------------------------------------------
@@ -247,3 +247,17 @@ def test_failure_modes_of_tiny_plans():
     oversized = SharedObjectsSolution(object_ids=(0, 1, 1, 0), object_sizes=(32, 16))
     assert classify_shared_objects(instance, extra) == "extra objects"
     assert classify_shared_objects(instance, oversized) == "oversized objects"
+
+
+def test_failure_files_read_in_the_problem_tables_spelling(tmp_path):
+    """A failures.csv written before the problem table says ``shared_objects``; it is read as
+    ``shared-objects``, the spelling of the result rows it is matched with."""
+    from optplan.analysis.failures import FAILURES_FILE, read_failures
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / FAILURES_FILE).write_text(
+        "instance,problem,method,job_id,mode\n"
+        "net,shared_objects,naive,a,extra objects\nnet,offsets,naive,b,fragmented peak\n")
+    table = read_failures([tmp_path / "run", tmp_path / "no-failures"])
+    assert list(table["problem"]) == ["shared-objects", "offsets"]
+    assert list(read_failures([tmp_path / "no-failures"])["problem"]) == []

@@ -10,6 +10,8 @@ references, overfull boxes or Type 3 fonts.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -38,6 +40,14 @@ def generated(tmp_path_factory):
     return out
 
 
+def _build_module():
+    """paper/build.py as a module (by path: PyPI has a package named ``build``)."""
+    spec = importlib.util.spec_from_file_location("paper_build", PAPER / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 _LATEX_COMMANDS = {"IfFileExists", "S", "Description"}
 
 
@@ -46,13 +56,27 @@ def _defined_macros(path: Path) -> dict[str, str]:
                            path.read_text()))
 
 
+def _generated_macros(generated: Path) -> dict[str, str]:
+    """The macros of every generated file main.tex inputs before the document begins
+    (``macros.tex`` from paper/build.py, ``runtimes_macros.tex`` from the runtimes' writer)."""
+    preamble = (PAPER / "main.tex").read_text().split(r"\begin{document}")[0]
+    files = re.findall(r"\\input\{generated/([^}]+)\}", preamble)
+    assert "macros.tex" in files
+    defined: dict[str, str] = {}
+    for name in files:
+        found = _defined_macros(generated / name)
+        assert not set(found) & set(defined), (name, sorted(set(found) & set(defined)))
+        defined |= found
+    return defined
+
+
 def _text() -> str:
     return "\n".join(path.read_text() for path in SOURCES)
 
 
 def test_build_writes_tables_figures_and_macros(generated):
     for name in ("six.tex", "summary.tex", "inplace.tex", "minimalloc.tex", "networks_so.tex",
-                 "networks_oc.tex", "hashes.tex"):
+                 "networks_oc.tex", "hashes.tex", "peers.tex", "runtimes.tex"):
         assert (generated / "tables" / name).stat().st_size > 0, name
     for stem in ("layout", "profile_shared_objects", "profile_offsets", "solve_time"):
         assert (generated / "figures" / f"{stem}.pdf").is_file()
@@ -83,8 +107,40 @@ def test_generated_latex_has_balanced_braces(generated):
 
 def test_every_macro_in_the_text_is_generated(generated):
     used = set(re.findall(r"\\([A-Z][A-Za-z]*)", _text())) - _LATEX_COMMANDS
-    missing = sorted(used - set(_defined_macros(generated / "macros.tex")))
+    missing = sorted(used - set(_generated_macros(generated)))
     assert missing == []
+
+
+def test_the_peers_stay_out_of_optplans_aggregates(generated):
+    """The peers run has its own table and columns; the per-method summary, the heuristic
+    counts and the job count are those of the evaluation's runs alone."""
+    build = _build_module()
+    rows = [json.loads(line) for run in build.EVALUATION_RUNS
+            for line in (PAPER / "results" / run / "results.jsonl").read_text().splitlines()]
+    heuristics = {r["method"] for r in rows if r["kind"] == "heuristic"
+                  and r["problem"] == "offsets" and not r.get("inplace")
+                  and "data/networks/" in r["instance_key"]}
+    macros = _defined_macros(generated / "macros.tex")
+    assert int(macros["NumHeuristicsOC"]) == len(heuristics)
+    assert not any(m.startswith("omnimalloc_") or m == "minimalloc" for m in heuristics)
+    summary = (generated / "tables" / "summary.tex").read_text()
+    assert "OmniMalloc" not in summary and "MiniMalloc" not in summary
+    peers = (generated / "tables" / "peers.tex").read_text()
+    assert "SuperMalloc" in peers and "tabu search" in peers
+    header = next(line for line in (generated / "tables" / "minimalloc.tex").read_text()
+                  .splitlines() if line.startswith("instance &"))
+    assert "& MiniMalloc &" in header and "& SuperMalloc &" in header  # the peer columns
+    committed = (PAPER / "results" / build.PEERS_RUN / "results.jsonl").read_text().splitlines()
+    assert macros["PeersNumJobs"] == str(len(committed))
+
+
+def test_make_paper_runs_covers_the_papers_runs():
+    """``make paper-runs`` re-makes every run directory paper/build.py reads."""
+    build = _build_module()
+    makefile = (PAPER.parent / "Makefile").read_text()
+    configs = re.search(r"PAPER_CONFIGS \?= ((?:[^\n]*\\\n)*[^\n]*)", makefile).group(1)
+    listed = re.sub(r"\$\(if \$\(MINIMALLOC_BIN\),(\w+),\)", r"\1", configs)
+    assert listed.replace("\\\n", " ").split() == [*build.EVALUATION_RUNS, build.PEERS_RUN]
 
 
 def test_every_citation_is_in_the_bibliography():

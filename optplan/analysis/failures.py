@@ -66,23 +66,22 @@ def classify_shared_objects(instance: Instance, solution: SharedObjectsSolution)
 def failure_table(results: pd.DataFrame, run_dirs) -> pd.DataFrame:
     """Every heuristic plan above the proven optimum on the real networks (plain problems,
     first repetition) whose solution file is in ``run_dirs``, with its failure mode."""
-    from optplan.analysis.load import instance_for_key, optimum_table
+    from optplan.analysis.load import instance_for_key, optimum_table, solution_path
     from optplan.formats import read_solution_csv
 
     part = results[(results["suite"] == "networks") & ~results["inplace"].astype(bool)
-                   & results["problem"].isin(["shared_objects", "offsets"])]
+                   & results["problem"].isin(["shared-objects", "offsets"])]
     optima = optimum_table(part).dropna(subset=["optimum"]).set_index(["instance", "problem"])
     rows = part[(part["kind"] == "heuristic") & (part["valid"] == True)  # noqa: E712
                 & (part["repetition"].fillna(0) == 0)]
-    totals = rows[rows["problem"] == "shared_objects"].set_index(["instance", "method"])[
+    totals = rows[rows["problem"] == "shared-objects"].set_index(["instance", "method"])[
         "objective"]
     records, instances = [], {}
     for _, row in rows.iterrows():
         key = (row["instance"], row["problem"])
         if key not in optima.index or row["objective"] <= optima.loc[key, "optimum"]:
             continue
-        path = next((p for p in (Path(d) / "solutions" / f"{row['job_id']}.csv"
-                                 for d in run_dirs) if p.is_file()), None)
+        path = solution_path(run_dirs, row["job_id"])
         if path is None:
             continue
         if row["instance"] not in instances:
@@ -98,8 +97,13 @@ def failure_table(results: pd.DataFrame, run_dirs) -> pd.DataFrame:
 
 
 def read_failures(run_dirs) -> pd.DataFrame:
-    """The ``failures.csv`` of every run directory that has one, concatenated."""
+    """The ``failures.csv`` of every run directory that has one, concatenated; problems in the
+    problem table's spelling (files written before it say ``shared_objects``)."""
+    from optplan.problems import canonical_name
+
     frames = [pd.read_csv(Path(d) / FAILURES_FILE) for d in run_dirs
               if (Path(d) / FAILURES_FILE).is_file()]
-    return (pd.concat(frames, ignore_index=True) if frames else
-            pd.DataFrame(columns=["instance", "problem", "method", "job_id", "mode"]))
+    table = (pd.concat(frames, ignore_index=True) if frames else
+             pd.DataFrame(columns=["instance", "problem", "method", "job_id", "mode"]))
+    table["problem"] = table["problem"].map(canonical_name)
+    return table

@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 import textwrap
 
+from optplan.problems import canonical_name
+
 __all__ = ["FAMILY_NAMES", "PAPER_FAMILIES", "METHOD_NAMES", "PROBLEM_NAMES",
            "network_label", "is_paper_network", "instance_title", "method_label",
-           "problem_label", "canonical_problem", "latex_escape"]
+           "problem_label", "latex_escape"]
 
 FAMILY_NAMES = {"mobilenet_v1": "MobileNet v1", "mobilenet_v2": "MobileNet v2",
                 "deeplab_v3": "DeepLab v3", "inception_v3": "Inception v3", "posenet": "PoseNet",
@@ -27,8 +29,19 @@ FAMILY_NAMES = {"mobilenet_v1": "MobileNet v1", "mobilenet_v2": "MobileNet v2",
                 "blazepose_landmark_full": "BlazePose landmarks",
                 "face_landmark": "Face landmarks", "hand_landmark_full": "Hand landmarks",
                 "iris_landmark": "Iris landmarks", "palm_detection_full": "Palm detector",
-                "selfie_segmentation": "Selfie segmentation"}
-"""Display names of the network families in ``data/networks``."""
+                "selfie_segmentation": "Selfie segmentation",
+                # MediaPipe's model files by their own names (the runtimes' rows)
+                "face_detection_short_range": "BlazeFace",
+                "face_detection_full_range_sparse": "BlazeFace full range",
+                "pose_detection": "BlazePose detector",
+                "pose_landmark_full": "BlazePose landmarks",
+                "face_landmark_with_attention": "Face landmarks (attention)",
+                "hand_landmark_lite": "Hand landmarks (lite)", "hand_recrop": "Hand re-crop",
+                "palm_detection_full": "Palm detector",
+                "palm_detection_lite": "Palm detector (lite)",
+                "selfie_segmentation_landscape": "Selfie segmentation (landscape)"}
+"""Display names of the network families in ``data/networks`` and of the MediaPipe models
+they come from."""
 
 SOURCE_NAMES = {"tflite": "TFLite", "torch": "PyTorch", "onnx": "ONNX", "keras": "Keras"}
 """Display names of the importers a network came through."""
@@ -57,22 +70,33 @@ METHOD_NAMES = {
     "coloring_size_weighted": "colouring: size weighted",
     "lower_bound": "lower bound", "cpsat": "CP-SAT", "milp_highs": "HiGHS MILP",
     "milp_cbc": "CBC MILP", "search": "offsets search", "brute_force": "brute force",
-    "flexnn": "FlexNN", "no_preload": "no preload"}
-"""Display names of the registered methods."""
+    "flexnn": "FlexNN", "flexnn_sliced": "FlexNN with slicing", "no_preload": "no preload",
+    "minimalloc": "MiniMalloc", "omnimalloc_supermalloc": "SuperMalloc",
+    "omnimalloc_telamalloc": "OmniMalloc TelaMalloc",
+    "omnimalloc_simulated_annealing": "OmniMalloc simulated annealing",
+    "omnimalloc_tabu_search": "OmniMalloc tabu search",
+    "omnimalloc_hill_climb": "OmniMalloc hill climbing",
+    "omnimalloc_genetic": "OmniMalloc genetic", "omnimalloc_random": "OmniMalloc random",
+    "omnimalloc_omni": "OmniMalloc greedy portfolio", "omnimalloc_greedy_by_all": "OmniMalloc greedy by all",
+    "omnimalloc_greedy_by_size": "OmniMalloc greedy by size",
+    "omnimalloc_greedy_by_area": "OmniMalloc greedy by area",
+    "omnimalloc_greedy_by_conflict_size": "OmniMalloc greedy by conflict size",
+    "omnimalloc_greedy_by_conflict": "OmniMalloc greedy by conflict",
+    "omnimalloc_greedy_by_duration": "OmniMalloc greedy by duration",
+    "omnimalloc_greedy_by_start": "OmniMalloc greedy by start",
+    "omnimalloc_greedy": "OmniMalloc greedy", "omnimalloc_best_fit": "OmniMalloc best fit",
+    "omnimalloc_naive": "OmniMalloc naive"}
+"""Display names of the registered methods (the peers' too: MiniMalloc, OmniMalloc's)."""
 
-PROBLEM_NAMES = {"shared_objects": "shared objects", "offsets": "offsets",
+PROBLEM_NAMES = {"shared-objects": "shared objects", "offsets": "offsets",
                  "preload": "preload"}
-
-
-def canonical_problem(name: str) -> str:
-    """``shared_objects`` for ``shared-objects`` or ``shared_objects`` (rows may spell either)."""
-    return str(name).replace("-", "_")
+"""Display names of the problems, keyed by their CLI spelling."""
 
 
 def problem_label(name: str) -> str:
-    """``shared objects``, ``offsets``, ``preload``."""
-    key = canonical_problem(name)
-    return PROBLEM_NAMES.get(key, key.replace("_", " "))
+    """``shared objects``, ``offsets``, ``preload`` (any spelling the problem table reads)."""
+    key = canonical_name(str(name))
+    return PROBLEM_NAMES.get(key, key.replace("_", " ").replace("-", " "))
 
 
 def method_label(name: str) -> str:

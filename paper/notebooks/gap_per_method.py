@@ -32,7 +32,7 @@ print(f"{len(rows)} rows, {len(optima)} proven optima; duplicates reported once:
 objectives = defaultdict(list)
 for row in rows:
     if (row["kind"] == "heuristic" and row["valid"] and row["objective"] is not None
-            and row["problem"] in ("shared_objects", "offsets") and not row.get("inplace")
+            and row["problem"] in ("shared-objects", "offsets") and not row.get("inplace")
             and "/data/networks/" in "/" + row["instance_key"]
             and row["instance"] not in dropped):
         objectives[(row["instance"], row["problem"], row["method"])].append(row["objective"])
@@ -50,7 +50,7 @@ assert all(g >= 0 for by_instance in gaps.values() for g in by_instance.values()
 # ## The common instance set, and the summary on it
 
 # %%
-for problem in ("shared_objects", "offsets"):
+for problem in ("shared-objects", "offsets"):
     methods = sorted(m for p, m in gaps if p == problem)
     common = set.intersection(*(set(gaps[(problem, m)]) for m in methods))
     print(f"\n{problem}: {len(methods)} methods, {len(common)} networks where all ran")

@@ -53,7 +53,7 @@ print(f"{len(failing)} failing (heuristic, network, problem) triples, all classi
 
 # %%
 totals = {(r["instance"], r["method"]): r["objective"] for r in rows
-          if r["problem"] == "shared_objects" and r["kind"] == "heuristic"
+          if r["problem"] == "shared-objects" and r["kind"] == "heuristic"
           and not r.get("inplace") and r["valid"]}
 instances, rerun, started = {}, 0, time.perf_counter()
 for (name, problem, method), row in sorted(failing.items()):
@@ -86,7 +86,7 @@ print(f"re-ran {rerun} of {len(failing)} in {time.perf_counter() - started:.0f} 
 # ## Failure modes per problem and method
 
 # %%
-for problem in ("offsets", "shared_objects"):
+for problem in ("offsets", "shared-objects"):
     part = failures[failures["problem"] == problem]
     print(f"\n{problem}: {len(part)} failing plans")
     for mode, count in Counter(part["mode"]).most_common():
