@@ -35,7 +35,7 @@ from factories import instances, named
 
 omnimalloc = pytest.importorskip("omnimalloc")
 
-from optplan.peers.omnimalloc import allocations, unit_offsets  # noqa: E402
+from optplan.peers.omnimalloc import TOTAL_LIMITS, allocations, unit_offsets  # noqa: E402
 
 PEERS = sorted(f"omnimalloc_{name}" for name in omnimalloc.available_allocators()
                if name != "minimalloc")
@@ -112,6 +112,22 @@ def test_sizes_beyond_64_bits_never_reach_a_peer():
     largest = Instance.from_tuples([(0, 1, 2**61), (0, 1, 2**61)])
     result = solve(largest, "omnimalloc_naive", Problem.OFFSETS)
     assert result.valid and result.objective == 2**62
+
+
+@pytest.mark.parametrize("name", PEERS)
+def test_each_allocator_takes_its_native_range_and_refuses_beyond_it(name):
+    # OmniMalloc's kernels refuse totals beyond INT64_MAX // 2 units (TelaMalloc's beyond
+    # INT64_MAX // 4), below the 2^62 optplan admits: refused up front, naming the size.
+    limit = TOTAL_LIMITS.get(name.removeprefix("omnimalloc_"), (2**63 - 1) // 2) or 2**62
+    half = limit // 2
+    result = solve(Instance.from_tuples([(0, 1, limit - half), (0, 1, half)]), name,
+                   Problem.OFFSETS, time_limit=2)
+    assert result.valid and result.objective == limit
+    if limit < 2**62:
+        with pytest.raises(InputError) as error:
+            solve(Instance.from_tuples([(0, 1, limit - half + 1), (0, 1, half)]), name,
+                  Problem.OFFSETS, time_limit=2)
+        assert error.value.field == "size" and "\n" not in str(error.value)
 
 
 # --- OmniMalloc: every allocator through the validator ---------------------------------------

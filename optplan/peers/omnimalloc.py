@@ -40,8 +40,9 @@ from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 from optplan.validate import validate
 
-__all__ = ["allocations", "unit_offsets", "run_allocator", "omnimalloc_supermalloc",
-           "omnimalloc_telamalloc", "omnimalloc_simulated_annealing", "omnimalloc_tabu_search",
+__all__ = ["allocations", "unit_offsets", "run_allocator", "check_range", "TOTAL_LIMITS",
+           "omnimalloc_supermalloc", "omnimalloc_telamalloc",
+           "omnimalloc_simulated_annealing", "omnimalloc_tabu_search",
            "omnimalloc_hill_climb", "omnimalloc_genetic", "omnimalloc_random",
            "omnimalloc_naive", "omnimalloc_best_fit", "omnimalloc_greedy",
            "omnimalloc_greedy_by_size", "omnimalloc_greedy_by_duration",
@@ -58,6 +59,13 @@ if importlib.util.find_spec("omnimalloc") is None:  # listed, but not offered as
     _REFERENCE = f"[not installed: {INSTALL_HINT}] " + _REFERENCE
 
 _THREAD_CAP = threading.Lock()  # OmniMalloc's thread cap is process-wide
+
+_INT64_MAX = 2**63 - 1
+TOTAL_LIMITS = {"naive": None, "telamalloc": _INT64_MAX // 4}
+"""The largest total size, in units of the alignment, that each allocator takes: OmniMalloc's
+native kernels refuse more (``check_total_size``, which keeps their sums inside int64):
+``INT64_MAX // 2`` unless listed here, ``INT64_MAX // 4`` for TelaMalloc; the naive allocator
+has no such limit. optplan admits totals up to 2^62, so the peers check first."""
 
 
 def _omnimalloc():
@@ -117,7 +125,19 @@ def run_allocator(instance: Instance, name: str, *, workers: int | None, **optio
     return solution, result, info
 
 
+def check_range(instance: Instance, name: str) -> None:
+    """An :class:`~optplan.errors.InputError` naming ``size`` when OmniMalloc's allocator
+    ``name`` cannot take ``instance`` (:data:`TOTAL_LIMITS`): its own range, refused up front
+    instead of failing inside it."""
+    limit = TOTAL_LIMITS.get(name, _INT64_MAX // 2)
+    total = sum(record.size for record in unit_instance(instance).records)
+    if limit is not None and total > limit:
+        raise InputError(f"OmniMalloc's {name} allocator takes sizes totalling at most {limit} "
+                         f"units of the alignment; this instance's total {total}", field="size")
+
+
 def _heuristic(instance: Instance, name: str, workers, **options) -> SolverOutcome:
+    check_range(instance, name)
     solution, _, info = run_allocator(instance, name, workers=workers, **options)
     return SolverOutcome(Status.FEASIBLE, solution, solver=f"{SOLVER}:{name}",
                          solver_version=_omnimalloc().__version__, info=info)
@@ -212,6 +232,7 @@ def omnimalloc_supermalloc(instance: Instance, *, time_limit: float | None = Non
     """
     omnimalloc = _omnimalloc()
     params = _supermalloc_params(solver_params)
+    check_range(instance, "supermalloc")
     run = ExactRun(instance, Problem.OFFSETS, solver=f"{SOLVER}:supermalloc",
                    version=omnimalloc.__version__, time_limit=time_limit,
                    workers=_threads(workers), seed=_seed(seed), default_workers=DEFAULT_WORKERS)
