@@ -53,7 +53,6 @@ def offsets_in_bytes(instance: Instance, unit_offsets) -> OffsetsSolution:
         instance, [int(offset) * instance.alignment for offset in unit_offsets])
 
 
-
 def rejected(run: ExactRun, solution: OffsetsSolution, violation) -> SolverOutcome:
     """The outcome of ``run`` when its peer answered ``solution`` and optplan's validator
     rejected it (``violation``: the first reason): that packing, ``FEASIBLE`` with the bound

@@ -64,7 +64,8 @@ SOLVER = "minimalloc"
 TIMEOUT = "timeout"
 """What a probe returns when it ran out of time (nothing proven)."""
 KILL_GRACE_S = 5.0
-"""Seconds past a probe's own timeout after which the binary is killed (counted a timeout)."""
+"""Seconds past a probe's own timeout after which the binary is killed (counted a timeout),
+and all that checking its flags may take."""
 SET_BY_THE_METHOD = {
     "capacity": "the bisection sets it for each probe",
     "input": "the method writes the problem",
@@ -112,8 +113,12 @@ class BinarySolver:
         _not_set_by_the_method(solver_params)
         if not solver_params:
             return
-        run = self._run([self.path, "--only_check_args=true", *self.flags(solver_params)],
-                        timeout=30.0)
+        command = [self.path, "--only_check_args=true", *self.flags(solver_params)]
+        try:
+            run = self._run(command, KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"MiniMalloc binary did not check its flags within "
+                               f"{KILL_GRACE_S:g} s") from None
         if run.returncode == 0:
             return
         lines = run.stderr.strip().splitlines() or [f"exit {run.returncode}"]
@@ -284,7 +289,7 @@ def minimalloc(instance: Instance, *, time_limit: float | None = None,
     solver.check(solver_params)
     run = ExactRun(instance, Problem.OFFSETS, solver=SOLVER, version=solver.version,
                    time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
-    run.info |= {"solver": solver.version, "solver_params": dict(solver_params), "probes": []}
+    run.info |= {"solver": solver.version, "probes": []}
     unit = instance.alignment
     units = unit_instance(instance)
     # Pushed down, every packing has its offsets at sums of sizes: capacities that matter are
