@@ -310,12 +310,17 @@ def test_supermalloc_refuses_what_it_does_not_take_before_any_work(monkeypatch, 
         raise AssertionError("SuperMalloc ran")
 
     monkeypatch.setattr(omnimalloc.allocators.SupermallocAllocator, "solve", must_not_run)
+    _assert_refused_before_any_work("omnimalloc_supermalloc", params, needle)
+
+
+def _assert_refused_before_any_work(method, params, needle):
+    """A one-line InputError naming the parameter, before even the warm start ran."""
     started = []
     with pytest.raises(InputError) as error:
-        solve(named("paper_example"), "omnimalloc_supermalloc", Problem.OFFSETS,
-              warm_start=[started.append], **params)
+        solve(named("paper_example"), method, Problem.OFFSETS, warm_start=[started.append],
+              **params)
     assert error.value.field == next(iter(params)) and needle in str(error.value)
-    assert "\n" not in str(error.value) and started == []  # not even the warm start
+    assert "\n" not in str(error.value) and started == []
 
 
 # --- unavailable peers fail in one line ------------------------------------------------------
@@ -651,12 +656,7 @@ def test_minimalloc_solver_params_reach_the_binary_as_flags(standin):
 ])
 def test_minimalloc_refuses_what_the_binary_does_not_take_before_any_work(standin, params,
                                                                           needle):
-    started = []
-    with pytest.raises(InputError) as error:
-        solve(named("paper_example"), "minimalloc", Problem.OFFSETS,
-              warm_start=[started.append], **params)
-    assert error.value.field == next(iter(params)) and needle in str(error.value)
-    assert "\n" not in str(error.value) and started == []  # not even the warm start
+    _assert_refused_before_any_work("minimalloc", params, needle)
     assert all("capacity" not in flags for flags, _ in _calls(standin))  # no probe ran
 
 
