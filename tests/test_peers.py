@@ -29,12 +29,13 @@ from optplan.analysis.tables import render_latex
 from optplan.cli import main
 from optplan.errors import InputError
 from optplan.peers import PeerUnavailableError, unit_instance
+from optplan.registry import EXACT_CONTRACT
 
 from factories import instances, named
 
 omnimalloc = pytest.importorskip("omnimalloc")
 
-from optplan.peers.omnimalloc import allocations, unit_offsets  # noqa: E402
+from optplan.peers.omnimalloc import TOTAL_LIMITS, allocations, unit_offsets  # noqa: E402
 
 PEERS = sorted(f"omnimalloc_{name}" for name in omnimalloc.available_allocators()
                if name != "minimalloc")
@@ -113,6 +114,22 @@ def test_sizes_beyond_64_bits_never_reach_a_peer():
     assert result.valid and result.objective == 2**62
 
 
+@pytest.mark.parametrize("name", PEERS)
+def test_each_allocator_takes_its_native_range_and_refuses_beyond_it(name):
+    # OmniMalloc's kernels refuse totals beyond INT64_MAX // 2 units (TelaMalloc's beyond
+    # INT64_MAX // 4), below the 2^62 optplan admits: refused up front, naming the size.
+    limit = TOTAL_LIMITS.get(name.removeprefix("omnimalloc_"), (2**63 - 1) // 2) or 2**62
+    half = limit // 2
+    result = solve(Instance.from_tuples([(0, 1, limit - half), (0, 1, half)]), name,
+                   Problem.OFFSETS, time_limit=2)
+    assert result.valid and result.objective == limit
+    if limit < 2**62:
+        with pytest.raises(InputError) as error:
+            solve(Instance.from_tuples([(0, 1, limit - half + 1), (0, 1, half)]), name,
+                  Problem.OFFSETS, time_limit=2)
+        assert error.value.field == "size" and "\n" not in str(error.value)
+
+
 # --- OmniMalloc: every allocator through the validator ---------------------------------------
 
 @pytest.mark.parametrize("name", PEERS)
@@ -144,7 +161,9 @@ def test_flags_reach_the_allocators():
     supermalloc = solve(instance, "omnimalloc_supermalloc", Problem.OFFSETS, time_limit=2,
                         workers=2)
     assert "num_threads=2" in supermalloc.info["allocator"]
-    assert supermalloc.info["timeout"] == 2
+    assert supermalloc.info["time_limit"] == 2  # the whole run: SuperMalloc gets what is left
+    assert 0 < supermalloc.info["timeout"] <= 2 and f"timeout={supermalloc.info['timeout']}" \
+        in supermalloc.info["allocator"]
     default = solve(instance, "omnimalloc_random", Problem.OFFSETS)
     assert "seed=0" in default.info["allocator"] and default.info["threads"] == 1
     assert omnimalloc.max_threads() == 1  # the process-wide cap follows workers
@@ -180,14 +199,23 @@ class _Fake:
         self.lower_bound, self.proved_optimal = lower_bound, proved_optimal
 
 
-def _patch_supermalloc(monkeypatch, *, proved: bool, overlap: bool):
+def _patch_supermalloc(monkeypatch, *, proved: bool, overlap: bool = False,
+                       stacked: bool = False):
+    """SuperMalloc's real answer with its proof flag set to ``proved``; its packing replaced by
+    everything at offset 0 (``overlap``) or every allocation stacked (``stacked``)."""
     cls = omnimalloc.allocators.SupermallocAllocator
     real = cls.solve
 
     def fake_solve(self, allocs):
         result = real(self, allocs)
-        placed = [a.with_offset(0) for a in allocs] if overlap else result.allocations
-        return _Fake(tuple(placed), result.peak, result.lower_bound, proved)
+        placed, peak = result.allocations, result.peak
+        if overlap:
+            placed = [a.with_offset(0) for a in allocs]
+        if stacked:
+            tops = list(itertools.accumulate(a.size for a in allocs))
+            placed = [a.with_offset(top - a.size) for a, top in zip(allocs, tops)]
+            peak = tops[-1]
+        return _Fake(tuple(placed), peak, result.lower_bound, proved)
 
     monkeypatch.setattr(cls, "solve", fake_solve)
 
@@ -215,6 +243,86 @@ def test_supermalloc_proves_nothing_about_the_in_place_problem():
     assert result.best_bound == result.lower_bound == 16  # optplan's in-place bound
 
 
+# --- SuperMalloc: the exact methods' keyword contract ----------------------------------------
+
+@pytest.mark.parametrize("name", ["omnimalloc_supermalloc", "minimalloc"])
+def test_the_exact_peers_take_the_keyword_contract_and_start_cold(name):
+    parameters = methods()[name].parameters()
+    assert [p["name"] for p in parameters[:5]] == list(EXACT_CONTRACT)
+    assert parameters[-1] == {"name": "solver_params", "default": None, "problems": ["offsets"],
+                              "kind": "var_keyword"}
+    # measured as shipped: optplan's heuristics only when asked for
+    assert {"name": "warm_start", "default": False, "problems": ["offsets"]} in parameters
+
+
+def test_supermalloc_never_returns_worse_than_an_optimal_warm_start(monkeypatch):
+    _patch_supermalloc(monkeypatch, proved=False, stacked=True)  # a poor answer, no proof
+    instance = named("paper_example")
+    optimum = solve(instance, "brute_force", Problem.OFFSETS)
+    given = solve(instance, "omnimalloc_supermalloc", Problem.OFFSETS,
+                  initial_solution=optimum.solution)
+    assert given.valid and given.objective == optimum.objective < given.info["peak"]
+    assert given.info["warm_start"] == "initial_solution"
+    assert given.status is Status.FEASIBLE  # optimal, but SuperMalloc proved nothing
+    warm = solve(instance, "omnimalloc_supermalloc", Problem.OFFSETS, warm_start=True)
+    assert warm.objective == warm.info["warm_start_objective"] == optimum.objective
+    alone = solve(instance, "omnimalloc_supermalloc", Problem.OFFSETS)  # its own answer
+    assert alone.info["warm_start"] is None
+    assert alone.objective == alone.info["peak"] == int(instance.sizes.sum())
+
+
+@settings(max_examples=20, **SETTINGS)
+@given(instance=instances(max_tensors=6, alignment=True))
+def test_supermalloc_keeps_the_better_of_its_answer_and_the_warm_start(instance):
+    result = solve(instance, "omnimalloc_supermalloc", Problem.OFFSETS, warm_start=True,
+                   time_limit=10)
+    assert result.valid
+    assert result.objective == min(result.info["warm_start_objective"], result.info["peak"])
+    if result.status is Status.OPTIMAL:
+        assert result.info["proved_optimal"] and result.objective == result.info["peak"]
+
+
+def test_supermalloc_records_a_seed_it_does_not_take():
+    instance = named("paper_example")
+    runs = [solve(instance, "omnimalloc_supermalloc", Problem.OFFSETS, seed=seed)
+            for seed in (0, 5)]
+    assert [run.info["seed"] for run in runs] == [0, 5]
+    assert runs[0].solution == runs[1].solution  # one thread, no time limit: deterministic
+
+
+def test_supermalloc_solver_params_go_to_its_constructor():
+    result = solve(named("paper_example"), "omnimalloc_supermalloc", Problem.OFFSETS,
+                   heuristics=[["W", "A", "T"]])  # JSON lists, as from a config or --param
+    assert "heuristics=(('W', 'A', 'T'),)" in result.info["allocator"]
+    assert result.valid and result.status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("params, needle", [
+    ({"no_such": 1}, "takes no such parameter (it takes: heuristics)"),
+    ({"timeout": 5}, "time_limit"),
+    ({"num_threads": 2}, "workers"),
+    ({"heuristics": [["W", "X"]]}, "unknown sort key 'X'"),
+    ({"heuristics": []}, "at least one heuristic"),
+])
+def test_supermalloc_refuses_what_it_does_not_take_before_any_work(monkeypatch, params,
+                                                                   needle):
+    def must_not_run(self, allocs):
+        raise AssertionError("SuperMalloc ran")
+
+    monkeypatch.setattr(omnimalloc.allocators.SupermallocAllocator, "solve", must_not_run)
+    _assert_refused_before_any_work("omnimalloc_supermalloc", params, needle)
+
+
+def _assert_refused_before_any_work(method, params, needle):
+    """A one-line InputError naming the parameter, before even the warm start ran."""
+    started = []
+    with pytest.raises(InputError) as error:
+        solve(named("paper_example"), method, Problem.OFFSETS, warm_start=[started.append],
+              **params)
+    assert error.value.field == next(iter(params)) and needle in str(error.value)
+    assert "\n" not in str(error.value) and started == []
+
+
 # --- unavailable peers fail in one line ------------------------------------------------------
 
 def test_a_missing_omnimalloc_is_a_one_line_error(monkeypatch, capsys, tmp_path):
@@ -224,10 +332,15 @@ def test_a_missing_omnimalloc_is_a_one_line_error(monkeypatch, capsys, tmp_path)
     _assert_cli_fails_in_one_line(capsys, tmp_path, "omnimalloc_supermalloc", "omnimalloc")
 
 
-def _assert_cli_fails_in_one_line(capsys, tmp_path, method, needle):
+def test_an_unknown_solver_param_is_one_line_on_the_command_line(capsys, tmp_path):
+    _assert_cli_fails_in_one_line(capsys, tmp_path, "omnimalloc_supermalloc", "no_such",
+                                  "--param", "no_such=1")
+
+
+def _assert_cli_fails_in_one_line(capsys, tmp_path, method, needle, *flags):
     path = tmp_path / "stairs.csv"
     path.write_text("id,lower,upper,size\na,0,2,4\nb,1,3,4\n")
-    code = main(["solve", str(path), "--problem", "offsets", "--method", method])
+    code = main(["solve", str(path), "--problem", "offsets", "--method", method, *flags])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and needle in err and "Traceback" not in err
@@ -263,6 +376,8 @@ STANDIN = textwrap.dedent('''
             return "timeout"
         if mode() == "overlap":
             return [0] * len(rows)
+        if mode() == "poor":  # every buffer stacked, whatever the capacity asked
+            return [sum(row[3] for row in rows[:i]) for i in range(len(rows))]
         for order in itertools.permutations(range(len(rows))):
             offsets = first_fit(rows, order)
             if max([o + r[3] for o, r in zip(offsets, rows)], default=0) <= capacity:
@@ -273,12 +388,33 @@ STANDIN = textwrap.dedent('''
         return [(r["id"], int(r["lower"]), int(r["upper"]), int(r["size"]))
                 for r in csv.DictReader(io.StringIO(text))]
 
+    BOOLEAN = ["validate", "canonical_only", "section_inference", "dynamic_ordering",
+               "check_dominance", "unallocated_floor", "static_preordering",
+               "dynamic_decomposition", "monotonic_floor", "hatless_pruning",
+               "minimize_capacity", "only_check_args"]
+    FLAGS = BOOLEAN + ["capacity", "input", "output", "timeout", "preordering_heuristics"]
+
+    def flags_refused(args):
+        """What absl says of unknown flags and bad booleans (None: all good)."""
+        for name, value in args.items():
+            if name not in FLAGS:
+                return f"ERROR: Unknown command line flag '{name}'"
+            if name in BOOLEAN and value not in ("true", "false"):
+                return f"ERROR: Illegal value '{value}' specified for flag '{name}'"
+        return None
+
     def main():
         args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
-        text = open(args["input"]).read()
+        text = open(args["input"]).read() if "input" in args else ""
         if "STANDIN_LOG" in os.environ:
             with open(os.environ["STANDIN_LOG"], "a") as log:
                 log.write(repr((args, text)) + "\\n")
+        refused = flags_refused(args)
+        if refused:
+            print(refused, file=sys.stderr)
+            sys.exit(1)
+        if args.get("only_check_args") == "true":
+            sys.exit(0)
         if mode() == "crash":
             print("Segmentation fault", file=sys.stderr)
             sys.exit(139)
@@ -307,12 +443,19 @@ STANDIN = textwrap.dedent('''
 
     class SolverParams:
         timeout = None
+        check_dominance = True
+        preordering_heuristics = ["WAT", "TAW", "TWA"]
+        minimize_capacity = False
+
+    SOLVED_WITH = []  # the SolverParams of every solve, as (name, value) pairs
 
     class Solver:
         def __init__(self, params):
             self.params = params
 
         def solve(self, problem):
+            SOLVED_WITH.append({name: getattr(self.params, name) for name in dir(self.params)
+                                if not name.startswith("_")})
             answer = decide(problem.rows, problem.capacity)
             if answer == "timeout":
                 time.sleep(self.params.timeout)
@@ -347,9 +490,11 @@ def standin(standin_binary, tmp_path, monkeypatch):
 
 
 def _calls(log):
+    """``(flags, problem CSV)`` of every call of the stand-in binary."""
     import ast
 
-    return [ast.literal_eval(line) for line in log.read_text().splitlines()]
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [ast.literal_eval(line) for line in lines]
 
 
 def test_minimalloc_proves_the_optimum_through_the_binary(standin):
@@ -415,11 +560,19 @@ def test_minimalloc_crash_is_reported_in_one_line(standin, monkeypatch):
         solve(named("stairs"), "minimalloc", Problem.OFFSETS)
 
 
-def test_minimalloc_through_the_python_module(tmp_path, monkeypatch):
+@pytest.fixture
+def standin_module(tmp_path, monkeypatch):
+    """The stand-in as the ``minimalloc`` module (and no ``MINIMALLOC_BIN``)."""
     (tmp_path / "minimalloc.py").write_text(STANDIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("MINIMALLOC_BIN", raising=False)
+    monkeypatch.delenv("STANDIN_MODE", raising=False)
     monkeypatch.delitem(sys.modules, "minimalloc", raising=False)
+    yield
+    sys.modules.pop("minimalloc", None)  # later tests must not find the stand-in
+
+
+def test_minimalloc_through_the_python_module(standin_module, monkeypatch):
     instance = named("tetris")
     result = solve(instance, "minimalloc", Problem.OFFSETS, time_limit=30)
     assert result.info["solver"] == "module stand-in"
@@ -447,6 +600,83 @@ def test_a_minimalloc_bin_that_is_not_executable_is_named(monkeypatch, tmp_path)
     with pytest.raises(PeerUnavailableError, match="not an executable file"):
         solve(named("stairs"), "minimalloc", Problem.OFFSETS)
     assert not os.access(path, os.X_OK)
+
+
+# --- MiniMalloc: the exact methods' keyword contract -----------------------------------------
+
+def test_minimalloc_never_returns_worse_than_its_warm_start(standin, monkeypatch):
+    monkeypatch.setenv("STANDIN_MODE", "poor")  # it answers the stacked packing, whatever asked
+    instance = named("paper_example")
+    stacked = int(instance.sizes.sum())
+    alone = solve(instance, "minimalloc", Problem.OFFSETS, time_limit=30)
+    assert alone.valid and alone.objective == stacked and alone.status is Status.FEASIBLE
+    assert alone.info["warm_start"] == "stacked_offsets"  # as shipped: no heuristics
+    assert {probe["result"] for probe in alone.info["probes"]} == {"above capacity"}
+    warm = solve(instance, "minimalloc", Problem.OFFSETS, time_limit=30,
+                 warm_start=["first_fit"])
+    start = warm.info["warm_start_objective"]
+    assert warm.valid and warm.objective == start < stacked
+    granule = math.gcd(*instance.sizes.tolist())  # the warm start is the first incumbent:
+    assert [probe["capacity"] for probe in warm.info["probes"]] == [warm.lower_bound,
+                                                                    start - granule]
+    heuristics = solve(instance, "minimalloc", Problem.OFFSETS, warm_start=True)
+    assert heuristics.status is Status.OPTIMAL and heuristics.info["probes"] == []  # the bound
+
+
+def test_minimalloc_starts_from_an_initial_solution(standin):
+    instance = named("paper_example")
+    start = solve(instance, "first_fit", Problem.OFFSETS)
+    result = solve(instance, "minimalloc", Problem.OFFSETS, time_limit=30,
+                   initial_solution=start.solution, seed=3, workers=2)
+    assert result.info["warm_start"] == "initial_solution"
+    assert result.info["warm_start_objective"] == start.objective > result.objective
+    assert result.status is Status.OPTIMAL and result.objective == brute_force_optimum(instance)
+    assert (result.info["seed"], result.info["workers"]) == (3, 2)  # recorded, not used
+
+
+def test_minimalloc_solver_params_reach_the_binary_as_flags(standin):
+    result = solve(named("paper_example"), "minimalloc", Problem.OFFSETS, time_limit=30,
+                   check_dominance=False, preordering_heuristics=["WAT", "TAW"])
+    assert result.status is Status.OPTIMAL
+    check, *probes = _calls(standin)
+    assert check[0] == {"only_check_args": "true", "check_dominance": "false",
+                        "preordering_heuristics": "WAT,TAW"}
+    assert len(probes) == len(result.info["probes"]) >= 1
+    for flags, _ in probes:
+        assert flags["check_dominance"] == "false" and flags["preordering_heuristics"] == \
+            "WAT,TAW"
+
+
+@pytest.mark.parametrize("params, needle", [
+    ({"no_such_flag": 1}, "Unknown command line flag 'no_such_flag'"),
+    ({"check_dominance": "maybe"}, "Illegal value 'maybe' specified for flag"),
+    ({"capacity": 5}, "bisection"),
+    ({"timeout": 5}, "time_limit"),
+    ({"minimize_capacity": True}, "bisects the capacity itself"),
+])
+def test_minimalloc_refuses_what_the_binary_does_not_take_before_any_work(standin, params,
+                                                                          needle):
+    _assert_refused_before_any_work("minimalloc", params, needle)
+    assert all("capacity" not in flags for flags, _ in _calls(standin))  # no probe ran
+
+
+def test_minimalloc_solver_param_errors_are_one_line_on_the_command_line(standin, capsys,
+                                                                        tmp_path):
+    _assert_cli_fails_in_one_line(capsys, tmp_path, "minimalloc", "no_such_flag",
+                                  "--param", "no_such_flag=1")
+
+
+def test_minimalloc_module_takes_solver_params_as_its_attributes(standin_module):
+    result = solve(named("tetris"), "minimalloc", Problem.OFFSETS, check_dominance=False,
+                   preordering_heuristics=["TWA"])
+    assert result.status is Status.OPTIMAL
+    solved_with = sys.modules["minimalloc"].SOLVED_WITH
+    assert solved_with and all(params["check_dominance"] is False
+                               and params["preordering_heuristics"] == ["TWA"]
+                               for params in solved_with)
+    for params, needle in (({"no_such": 1}, "no such attribute"), ({"timeout": 3}, "time_limit")):
+        with pytest.raises(InputError, match=needle):
+            solve(named("tetris"), "minimalloc", Problem.OFFSETS, **params)
 
 
 # --- the peer columns (optplan.analysis.peers) -----------------------------------------------

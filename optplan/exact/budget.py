@@ -58,8 +58,8 @@ class TimeSplit:
     ``column_generation``: the first CP-SAT phase and the configuration LP of shared objects;
     ``dive`` and ``integer_master``: within column generation, the price-and-branch dive (of
     what is left) and the integer restricted master (of the stage's limit); ``first_probe``
-    and ``later_probe``: the search's lower-bound probe and every later probe (of what is
-    left); ``relaxation``: preload's cumulative relaxation and its packings. The ``*_seconds``
+    and ``later_probe``: a capacity bisection's lower-bound probe and every later probe (of
+    what is left; ``search`` and the ``minimalloc`` peer); ``relaxation``: preload's cumulative relaxation and its packings. The ``*_seconds``
     fields are the stage lengths without a time limit.
     """
 

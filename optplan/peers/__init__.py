@@ -6,7 +6,9 @@
 * :mod:`optplan.peers.minimalloc` — MiniMalloc's solver (google/minimalloc, not on PyPI) under
   a capacity bisection, when its binary (``MINIMALLOC_BIN``) or Python module is present.
 
-Every answer goes through optplan's validator like any method's. Peers ignore in-place pairs
+Every answer goes through optplan's validator like any method's; a peer's packing that the
+validator rejects is returned as it is (:func:`rejected`), so that the result reports it
+invalid instead of hiding it behind a warm start. Peers ignore in-place pairs
 (such tensors then simply do not share memory, which the validator accepts). They are not
 *built-in* methods (:attr:`optplan.registry.MethodInfo.builtin`): warm starts and the
 experiments' ``kind`` selectors never pick them up, so a result never depends on whether an
@@ -16,9 +18,11 @@ optional peer is installed; experiments name them explicitly.
 from __future__ import annotations
 
 from optplan.errors import OptplanError
+from optplan.exact.run import ExactRun
 from optplan.model import Instance, OffsetsSolution
+from optplan.result import SolverOutcome, Status
 
-__all__ = ["PeerUnavailableError", "unit_instance", "offsets_in_bytes"]
+__all__ = ["PeerUnavailableError", "unit_instance", "offsets_in_bytes", "rejected"]
 
 
 class PeerUnavailableError(OptplanError):
@@ -48,3 +52,12 @@ def offsets_in_bytes(instance: Instance, unit_offsets) -> OffsetsSolution:
     return OffsetsSolution.from_offsets(
         instance, [int(offset) * instance.alignment for offset in unit_offsets])
 
+
+def rejected(run: ExactRun, solution: OffsetsSolution, violation) -> SolverOutcome:
+    """The outcome of ``run`` when its peer answered ``solution`` and optplan's validator
+    rejected it (``violation``: the first reason): that packing, ``FEASIBLE`` with the bound
+    proven so far, and ``info["rejected"]`` saying why. It is never swapped for the
+    incumbent (the warm start): the peer's failure is what the result must show."""
+    run.info["rejected"] = str(violation)
+    return SolverOutcome(Status.FEASIBLE, solution, run.bound, run.solver, run.version,
+                         run.trajectory.as_tuple(), run.info)

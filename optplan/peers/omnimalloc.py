@@ -27,19 +27,22 @@ allocator's iteration limit still ends it — OmniMalloc's own 3 s default is no
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import threading
-import time
 
+from optplan.errors import InputError
 from optplan.exact.budget import Budget
+from optplan.exact.run import ExactRun
 from optplan.model import Instance, require_int, round_up
 from optplan.problems import Problem
-from optplan.peers import PeerUnavailableError, offsets_in_bytes, unit_instance
+from optplan.peers import PeerUnavailableError, offsets_in_bytes, rejected, unit_instance
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 from optplan.validate import validate
 
-__all__ = ["allocations", "unit_offsets", "run_allocator", "omnimalloc_supermalloc",
-           "omnimalloc_telamalloc", "omnimalloc_simulated_annealing", "omnimalloc_tabu_search",
+__all__ = ["allocations", "unit_offsets", "run_allocator", "check_range", "TOTAL_LIMITS",
+           "omnimalloc_supermalloc", "omnimalloc_telamalloc",
+           "omnimalloc_simulated_annealing", "omnimalloc_tabu_search",
            "omnimalloc_hill_climb", "omnimalloc_genetic", "omnimalloc_random",
            "omnimalloc_naive", "omnimalloc_best_fit", "omnimalloc_greedy",
            "omnimalloc_greedy_by_size", "omnimalloc_greedy_by_duration",
@@ -56,6 +59,13 @@ if importlib.util.find_spec("omnimalloc") is None:  # listed, but not offered as
     _REFERENCE = f"[not installed: {INSTALL_HINT}] " + _REFERENCE
 
 _THREAD_CAP = threading.Lock()  # OmniMalloc's thread cap is process-wide
+
+_INT64_MAX = 2**63 - 1
+TOTAL_LIMITS = {"naive": None, "telamalloc": _INT64_MAX // 4}
+"""The largest total size, in units of the alignment, that each allocator takes: OmniMalloc's
+native kernels refuse more (``check_total_size``, which keeps their sums inside int64):
+``INT64_MAX // 2`` unless listed here, ``INT64_MAX // 4`` for TelaMalloc; the naive allocator
+has no such limit. optplan admits totals up to 2^62, so the peers check first."""
 
 
 def _omnimalloc():
@@ -115,7 +125,19 @@ def run_allocator(instance: Instance, name: str, *, workers: int | None, **optio
     return solution, result, info
 
 
+def check_range(instance: Instance, name: str) -> None:
+    """An :class:`~optplan.errors.InputError` naming ``size`` when OmniMalloc's allocator
+    ``name`` cannot take ``instance`` (:data:`TOTAL_LIMITS`): its own range, refused up front
+    instead of failing inside it."""
+    limit = TOTAL_LIMITS.get(name, _INT64_MAX // 2)
+    total = sum(record.size for record in unit_instance(instance).records)
+    if limit is not None and total > limit:
+        raise InputError(f"OmniMalloc's {name} allocator takes sizes totalling at most {limit} "
+                         f"units of the alignment; this instance's total {total}", field="size")
+
+
 def _heuristic(instance: Instance, name: str, workers, **options) -> SolverOutcome:
+    check_range(instance, name)
     solution, _, info = run_allocator(instance, name, workers=workers, **options)
     return SolverOutcome(Status.FEASIBLE, solution, solver=f"{SOLVER}:{name}",
                          solver_version=_omnimalloc().__version__, info=info)
@@ -135,36 +157,110 @@ def _timeout(time_limit: float | None) -> float | None:
 
 # --- the exact one ---------------------------------------------------------------------------
 
+SUPERMALLOC_SET_BY_THE_METHOD = {"timeout": "give the method's time_limit",
+                                 "num_threads": "give the method's workers"}
+
+
+def _supermalloc_params(solver_params: dict) -> dict:
+    """``solver_params`` as keyword arguments of ``SupermallocAllocator`` (JSON lists as the
+    tuples it takes), checked by building one and by its sort keys: an
+    :class:`~optplan.errors.InputError` names the first it does not take."""
+    from omnimalloc.allocators.supermalloc import SortKey, SupermallocAllocator
+
+    def tuples(value):
+        return tuple(map(tuples, value)) if isinstance(value, list) else value
+
+    taken = set(inspect.signature(SupermallocAllocator).parameters)
+    offered = ", ".join(sorted(taken - set(SUPERMALLOC_SET_BY_THE_METHOD)))
+    for name in solver_params:
+        if name in SUPERMALLOC_SET_BY_THE_METHOD:
+            raise InputError(f"not a solver parameter of method 'omnimalloc_supermalloc': "
+                             f"{SUPERMALLOC_SET_BY_THE_METHOD[name]}", field=name)
+        if name not in taken:
+            raise InputError(f"OmniMalloc's SupermallocAllocator takes no such parameter "
+                             f"(it takes: {offered})", field=name)
+    params = {name: tuples(value) for name, value in solver_params.items()}
+    try:
+        SupermallocAllocator(**params)
+        letters = {key.value for key in SortKey}
+        for order in params.get("heuristics", ()):
+            unknown = sorted(set("".join(order)) - letters)
+            if unknown:
+                raise ValueError(f"unknown sort key {unknown[0]!r} (keys: "
+                                 f"{''.join(sorted(letters))})")
+    except (TypeError, ValueError) as error:
+        raise InputError(f"OmniMalloc's SupermallocAllocator refuses it: {error}",
+                         field=next(iter(params))) from None
+    return params
+
+
 @register("omnimalloc_supermalloc", Problem.OFFSETS, kind="exact",
           reference=_REFERENCE + "SupermallocAllocator")
 def omnimalloc_supermalloc(instance: Instance, *, time_limit: float | None = None,
-                           workers: int | None = None) -> SolverOutcome:
+                           workers: int | None = None, seed: int | None = None,
+                           warm_start=False, initial_solution=None,
+                           **solver_params) -> SolverOutcome:
     """OmniMalloc's SuperMalloc: a MiniMalloc-style branch and bound over canonical packings,
     a portfolio of three static orders searched in parallel below the greedy incumbent.
 
     ``OPTIMAL`` only when SuperMalloc's own proof flag says so, optplan's validator accepts the
-    packing and its arena is the peak SuperMalloc claims; otherwise ``FEASIBLE`` with
-    SuperMalloc's lower bound. (SuperMalloc infers its proof from time: its search reports
-    "nothing below" and "out of time" alike, and it counts a search that ended before the
-    deadline as exhausted.) In-place pairs are ignored, so the proof and the bound do not hold
-    for the in-place problem: there ``FEASIBLE`` without a bound of its own.
+    packing and its arena is the peak SuperMalloc claims (and no warm start beat it);
+    otherwise ``FEASIBLE`` with SuperMalloc's lower bound where that is below the incumbent
+    (a warm start that meets it without the flag stays ``FEASIBLE``). (SuperMalloc infers its
+    proof from time: its search reports "nothing below" and "out of time" alike, and it counts
+    a search that ended before the deadline as exhausted.) In-place pairs are ignored, so the
+    proof and the bound do not hold for the in-place problem: there ``FEASIBLE`` without a
+    bound of its own. A packing the validator rejects is returned as it is
+    (:func:`~optplan.peers.rejected`).
+
+    Parameters
+    ----------
+    time_limit : float, optional
+        Seconds for the whole run: SuperMalloc's ``timeout`` is what the warm start left.
+    workers : int, optional
+        SuperMalloc's ``num_threads`` and OmniMalloc's thread cap (default 1).
+    seed : int, optional
+        Recorded, not used: SuperMalloc takes no seed. It is deterministic on one thread
+        without a time limit; otherwise its answer depends on timing, not on a seed.
+    warm_start, initial_solution
+        The warm start (:mod:`optplan.warm_start`). SuperMalloc takes no starting packing, so
+        the better of its answer and the warm start's best is returned. ``False`` by default:
+        SuperMalloc is measured as shipped, its figures its own and not optplan's heuristics'.
+    **solver_params
+        Keyword arguments of ``SupermallocAllocator`` (``heuristics``: its static orders, as
+        lists of sort-key letters, e.g. ``[["W", "A", "T"]]``), checked before any work.
     """
-    start = time.perf_counter()
-    solution, result, info = run_allocator(instance, "supermalloc", workers=workers,
-                                           timeout=_timeout(time_limit),
-                                           num_threads=_threads(workers))
+    omnimalloc = _omnimalloc()
+    params = _supermalloc_params(solver_params)
+    check_range(instance, "supermalloc")
+    run = ExactRun(instance, Problem.OFFSETS, solver=f"{SOLVER}:supermalloc",
+                   version=omnimalloc.__version__, time_limit=time_limit,
+                   workers=_threads(workers), seed=_seed(seed), default_workers=DEFAULT_WORKERS)
+    run.start(warm_start, initial_solution)
+    seconds = run.budget.solver_seconds()
+    if seconds is not None and seconds <= 0:
+        run.out_of_time()
+        return run.outcome()
+    solution, result, info = run_allocator(instance, "supermalloc", workers=run.workers,
+                                           timeout=seconds, num_threads=run.workers,
+                                           **params)
     unit = instance.alignment
     peak, bound = result.peak * unit, result.lower_bound * unit
+    run.info |= info | {"timeout": seconds, "proved_optimal": result.proved_optimal,
+                        "peak": peak, "lower_bound": bound}
+    violations = validate(instance, Problem.OFFSETS, solution)
+    if violations:
+        if not instance.inplace_pairs:
+            run.raise_bound(bound)
+        return rejected(run, solution, violations[0])
+    run.offer(solution)
     arena = round_up(solution.arena_size, unit)
-    proven = (result.proved_optimal and not instance.inplace_pairs and arena == peak
-              and not validate(instance, Problem.OFFSETS, solution))
-    best_bound = peak if proven else None if instance.inplace_pairs else bound
-    info |= {"timeout": time_limit, "proved_optimal": result.proved_optimal, "peak": peak,
-             "lower_bound": bound}
-    return SolverOutcome(
-        Status.OPTIMAL if proven else Status.FEASIBLE, solution, best_bound=best_bound,
-        solver=f"{SOLVER}:supermalloc", solver_version=_omnimalloc().__version__,
-        trajectory=((time.perf_counter() - start, arena, best_bound),), info=info)
+    if (result.proved_optimal and not instance.inplace_pairs and arena == peak
+            and run.objective == peak):  # a better warm start would refute the proof
+        run.raise_bound(peak)
+    elif not instance.inplace_pairs and bound < run.objective:
+        run.raise_bound(bound)  # below the incumbent: never OPTIMAL without the proof flag
+    return run.outcome()
 
 
 # --- searches with a time limit and a seed ---------------------------------------------------
