@@ -103,8 +103,8 @@ def render_latex(results: pd.DataFrame, *, caption: str | None = None,
     table = runtimes_table(results)
     differ = not table["outputs_equal"].astype(bool).all()
     caption = caption or ("Memory planned inside the runtimes: each runtime's own planner "
-                          "against optplan's plan (search, proven optimal where the status says "
-                          "so), both measured in the runtime; sizes in MiB. "
+                          "against optplan's plan (search; proven optimal unless marked), both "
+                          "measured in the runtime; sizes in MiB. "
                           + ("Outputs: with optplan's plan against the runtime's, over random "
                              "inputs." if differ else "With optplan's plan the outputs are "
                              "bit-identical to the runtime's on every network."))
