@@ -48,7 +48,7 @@ def _build_module():
     return module
 
 
-_LATEX_COMMANDS = {"IfFileExists", "S", "Description"}
+_LATEX_COMMANDS = {"IfFileExists", "S", "Description", "FloatBarrier"}
 
 
 def _defined_macros(path: Path) -> dict[str, str]:
