@@ -317,7 +317,7 @@ def test_capacity_bound_closes_the_aligned_gap_and_ignores_inplace_pairs():
 
 def test_cpsat_takes_the_search_bound():
     outcome = solve(GAP, "cpsat", "offsets", time_limit=5, workers=2, feasibility_first=0,
-                    use_heuristics=False)
+                    warm_start=False)
     assert outcome.best_bound == 20
     assert [part["search_bound"] for part in outcome.info["part_info"]] == [20]
 

@@ -13,7 +13,7 @@ from optplan import Instance, solve
 from optplan.formats import load_instance, read_minimalloc_csv
 from optplan.heuristics._placement import RULES, place, place_in_order
 from optplan.heuristics.strip_packing import skyline_offsets
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import methods
 from optplan.validate import validate
 from tests.factories import NAMED, instances, named

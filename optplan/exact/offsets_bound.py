@@ -20,7 +20,8 @@ from typing import Callable
 
 from optplan.bounds import lower_bound
 from optplan.exact._search_core import TIMEOUT, Prepared, SearchParams, decide, prepare
-from optplan.model import Instance, Problem, round_up
+from optplan.model import Instance, round_up
+from optplan.problems import Problem
 
 __all__ = ["CapacityBound", "capacity_bound", "refute_upward", "granule", "breadth_capacity"]
 

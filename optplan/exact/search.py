@@ -16,22 +16,22 @@ import functools
 import threading
 import time
 
+from optplan import __version__
 from optplan.errors import InputError
 from optplan.exact._search_core import (ENGINES, PREORDERS, TIMEOUT, Prepared, SearchParams,
                                         decide, prepare)
+from optplan.exact.budget import SPLIT
 from optplan.exact.offsets_bound import breadth_capacity, granule, refute_upward
-from optplan.model import Instance, OffsetsSolution, Problem, round_up
+from optplan.exact.run import ExactRun
+from optplan.heuristics.constructions import stacked_offsets
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
-from optplan.result import SolverOutcome, Status
+from optplan.result import SolverOutcome
 
 __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS"]
 
 SOLVER = "optplan-search"
-FIRST_PROBE_SHARE = 0.5
-"""With one worker, the share of the time limit for the *prove* loop. When the bound is
-reachable (9 of MiniMalloc's 11 challenging instances) its first probe is all the proof
-needed, and it needs at most 0.1 s there (compiled); the other half goes to the bisection
-where it is not."""
 IMPROVE_SLICE = 0.1
 """Seconds of the first probes below the incumbent (see :meth:`_Progress.improve`)."""
 
@@ -94,88 +94,40 @@ def pack(instance: Instance, capacity: int, params: SearchParams = SearchParams(
     return tuple(offset * prep.scale for offset in result)
 
 
-INCUMBENT_HEURISTICS = ("strip_packing_best_fit", "greedy_by_size", "xla_best_fit",
-                        "tflite_arena", "greedy_by_breadth", "nntrainer_v3", "best_fit",
-                        "first_fit")
-"""Registered offsets heuristics tried for the first incumbent, in this order: the fast ones
-(O(n^2) or less) that give the best arenas on the MiniMalloc suite. Slow local searches such
-as ``usmp_hill_climb`` (20 s on 213 buffers) are left out on purpose. When none of them is
-registered, every registered offsets heuristic on records is tried."""
-
-
-def _heuristic_incumbent(instance: Instance, budget: float | None = None
-                         ) -> tuple[tuple[int, ...], int, str]:
-    """The best valid packing among the registered offsets heuristics (and plain stacking).
-
-    Stops starting new heuristics once ``budget`` seconds have passed; a heuristic that
-    raises or returns an invalid packing is skipped.
-    """
-    from optplan.registry import methods
-    from optplan.solve import solve
-
-    start = time.perf_counter()
-    offsets, position = [], 0
-    for record in instance.records:  # stacking: every tensor on top of the previous one
-        offsets.append(position)
-        position = round_up(position + record.size, instance.alignment)
-    best = (tuple(offsets), round_up(position, instance.alignment), "stacking")
-    try:
-        registered = methods(builtin_only=True)
-    except Exception:  # noqa: BLE001 - a broken method module must not stop the search
-        registered = {}
-    usable = [name for name, info in registered.items()
-              if info.kind == "heuristic" and info.input == "records"
-              and Problem.OFFSETS in info.implementations]
-    preferred = [name for name in INCUMBENT_HEURISTICS if name in usable]
-    for name in preferred or usable:
-        if budget is not None and time.perf_counter() - start > budget:
-            break
-        try:
-            result = solve(instance, name, Problem.OFFSETS)
-        except Exception:  # noqa: BLE001 - a failing heuristic only loses its incumbent
-            continue
-        if result.valid and result.objective is not None and result.objective < best[1]:
-            best = (result.solution.offsets, result.objective, name)
-    return best
-
-
 class _Progress:
-    """Incumbent, proven bound, probes and trajectory of one run, shared by its probing loops
-    (one thread each with two workers). Capacities are in scaled units."""
+    """The probes of one run and the state its probing loops share (one thread each with two
+    workers): the incumbent and the proven bound live in the :class:`ExactRun`; ``bound`` is
+    that bound in scaled units. Capacities are in scaled units."""
 
-    def __init__(self, instance: Instance, prep: Prepared, offsets, incumbent: int,
-                 bound: int, start: float):
-        self.instance, self.prep, self.start = instance, prep, start
-        self.offsets, self.incumbent, self.bound = offsets, incumbent, bound
+    def __init__(self, run: ExactRun, prep: Prepared, bound: int):
+        self.run, self.prep, self.bound = run, prep, bound
         self.probes: list[dict] = []
-        self.trajectory = [(0.0, incumbent, bound * prep.scale)]
         self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
         self.lock = threading.Lock()
+        run.raise_bound(min(bound * prep.scale, run.objective))
+        if run.meets_bound():
+            self.stop[0] = 1
 
     def high(self) -> int:
         """The largest capacity that would improve on the incumbent (a multiple of the
         granule)."""
         step = granule(self.prep)
-        return (self.incumbent - 1) // self.prep.scale // step * step
+        return (self.run.objective - 1) // self.prep.scale // step * step
 
     def record(self, loop: str, capacity: int, result: str, seconds: float, nodes: int,
                offsets) -> None:
         """Book one probe: a packing is a candidate incumbent, a refutation raises the bound."""
-        scale = self.prep.scale
+        scale, run = self.prep.scale, self.run
         with self.lock:
             if result == "feasible":
-                offsets = tuple(offset * scale for offset in offsets)
-                arena = round_up(OffsetsSolution.from_offsets(self.instance, offsets).arena_size,
-                                 self.instance.alignment)
-                if arena < self.incumbent:
-                    self.offsets, self.incumbent = offsets, arena
+                run.offer(OffsetsSolution.from_offsets(
+                    run.instance, tuple(offset * scale for offset in offsets)))
             elif result == "infeasible":
                 self.bound = max(self.bound, capacity + granule(self.prep))
+            run.raise_bound(min(self.bound * scale, run.objective))
             self.probes.append({"capacity": capacity * scale, "result": result,
                                 "seconds": round(seconds, 6), "nodes": nodes, "loop": loop})
-            self.trajectory.append((time.perf_counter() - self.start, self.incumbent,
-                                    min(self.bound * scale, self.incumbent)))
-            if self.bound * scale >= self.incumbent:
+            if run.meets_bound():
                 self.stop[0] = 1
 
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
@@ -220,16 +172,18 @@ class _Progress:
 @register("search", Problem.OFFSETS, kind="exact",
           reference="MiniMalloc (Moffitt, ASPLOS'23), google/minimalloc src/solver.cc")
 def search(instance: Instance, *, time_limit: float | None = None, workers: int | None = None,
-           seed: int | None = None, engine: str = "compiled", **switches) -> SolverOutcome:
+           seed: int | None = None, warm_start=True, initial_solution=None,
+           engine: str = "compiled", **solver_params) -> SolverOutcome:
     """Minimise the arena by MiniMalloc-style depth-first searches at varying capacities.
 
     Two probing loops (capacities in granules of the gcd of the sizes and the alignment):
     *prove* refutes capacities upward from the max breadth
     (:func:`~optplan.exact.offsets_bound.refute_upward`; a refuted C proves the bound
     C + 1 granule, a packing at C closes the gap); *improve* sweeps short probes downward
-    from one granule below the incumbent (the best heuristic at first; see
+    from one granule below the incumbent (the warm start's at first; see
     :meth:`_Progress.improve`). A timed-out probe proves nothing. With one worker the loops
-    run one after the other, *prove* for :data:`FIRST_PROBE_SHARE` of the time; with two
+    run one after the other, *prove* for ``SPLIT.first_probe`` of the time
+    (:data:`optplan.exact.budget.SPLIT`); with two
     (compiled engine) they run side by side in two threads until the incumbent meets the
     bound or time runs out.
 
@@ -238,16 +192,18 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     instance : Instance
         An offsets instance without in-place pairs.
     time_limit : float, optional
-        Seconds for the whole run, heuristics included (``None``: until proven).
+        Seconds for the whole run, warm start included (``None``: until proven).
     workers : int, optional
         1 (default): the loops in turn, deterministic; 2 or more: side by side (the compiled
         engine only; which loop finds what first then depends on timing).
     seed : int, optional
         Ignored: the search is deterministic.
+    warm_start, initial_solution
+        The warm start (:mod:`optplan.warm_start`): the first incumbent.
     engine : str
         ``"compiled"`` (default, the C extension) or ``"python"`` (the reference, the same
         search node for node, 20-80x slower).
-    **switches : bool
+    **solver_params : bool
         Fields of :class:`SearchParams` (all ``True`` by default), e.g. ``dominance=False``.
 
     Returns
@@ -264,27 +220,23 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     >>> outcome.status, outcome.solution.arena_size, outcome.best_bound
     (<Status.OPTIMAL: 'OPTIMAL'>, 3, 3)
     """
-    from optplan import __version__
-
-    params = _params(switches)
+    params = _params(solver_params)
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r} of method 'search'; valid: "
                          + ", ".join(ENGINES), field="engine")
-    workers = 1 if workers is None else int(workers)
-    start = time.perf_counter()
-    deadline = None if time_limit is None else start + float(time_limit)
     prep = _prepare(instance)
-    offsets, incumbent, heuristic = _heuristic_incumbent(
-        instance, None if time_limit is None else 0.1 * float(time_limit))
-    progress = _Progress(instance, prep, offsets, incumbent, breadth_capacity(instance, prep),
-                         start)
+    run = ExactRun(instance, Problem.OFFSETS, solver=SOLVER, version=__version__,
+                   time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
+    run.start(warm_start, initial_solution, fallback=stacked_offsets)
+    deadline = run.budget.deadline()
+    progress = _Progress(run, prep, breadth_capacity(instance, prep))
 
     def prove(prove_deadline):
         refute_upward(prep, progress.bound, progress.high(), prove_deadline, params=params,
                       engine=engine, stop=progress.stop,
                       on_probe=functools.partial(progress.record, "prove"))
 
-    if workers >= 2 and engine == "compiled":
+    if run.workers >= 2 and engine == "compiled":
         failures: list[BaseException] = []
 
         def prove_in_thread():
@@ -307,17 +259,12 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
             raise failures[0]
     else:
         now = time.perf_counter()
-        prove(None if deadline is None else now + (deadline - now) * FIRST_PROBE_SHARE)
+        prove(None if deadline is None else now + (deadline - now) * SPLIT.first_probe)
         progress.improve(params, deadline, engine, alone=True)
 
-    incumbent, scale = progress.incumbent, prep.scale
-    proven = min(progress.bound * scale, incumbent)
-    status = Status.OPTIMAL if proven >= incumbent else Status.FEASIBLE
-    solution = OffsetsSolution.from_offsets(instance, progress.offsets)
-    return SolverOutcome(
-        status=status, solution=solution, best_bound=proven, solver=SOLVER,
-        solver_version=__version__, trajectory=tuple(progress.trajectory),
-        info={"nodes": sum(probe["nodes"] for probe in progress.probes),
-              "probes": progress.probes, "time_limit": time_limit, "workers": workers,
-              "engine": engine, "heuristic": heuristic,
-              "granule": granule(prep) * scale, "switches": dataclasses.asdict(params)})
+    if not run.meets_bound():
+        run.out_of_time()  # info["stopped"] says whether the budget ran out
+    run.info |= {"nodes": sum(probe["nodes"] for probe in progress.probes),
+                 "probes": progress.probes, "engine": engine,
+                 "granule": granule(prep) * prep.scale, "switches": dataclasses.asdict(params)}
+    return run.outcome()

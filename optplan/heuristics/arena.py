@@ -19,7 +19,8 @@ instance's alignment by least common multiple, so the result is always valid).
 from __future__ import annotations
 
 from optplan.heuristics._placement import effective_alignment, offsets_solution, place
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["tflite_arena", "tflite_allocation_order", "TFLITE_TENSOR_ALIGNMENT"]

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from optplan.heuristics._placement import effective_alignment, offsets_solution, place
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["first_fit", "best_fit"]

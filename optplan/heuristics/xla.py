@@ -22,7 +22,8 @@ import numpy as np
 
 from optplan.heuristics._placement import effective_alignment, offsets_solution, place
 from optplan.errors import InputError
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["xla_best_fit", "xla_order", "XLA_ORDERS"]
