@@ -17,7 +17,7 @@ from optplan.schedule.brute_force import (brute_force_schedule, brute_force_sche
 from optplan.schedule.cpsat import (cpsat_joint, cpsat_schedule, cpsat_schedule_offsets,
                                     cpsat_segment)
 from optplan.schedule.dag import dag_of, peak
-from optplan.schedule.decompose import segments, trailing_ops, without_trailing
+from optplan.schedule.decompose import expand, free_ops, reduce_dag, segments, trailing_ops
 from optplan.schedule.dp import downset_dp, dynamic_program
 from optplan.schedule.heuristics import heuristic_orders, original_order_offsets
 from optplan.schedule.milp import (milp_cbc_schedule, milp_highs_schedule,
@@ -79,24 +79,39 @@ def test_dynamic_program_method_equals_brute_force(instance):
 @settings(max_examples=200, **QUIET)
 @given(schedule_instances(max_ops=8))
 def test_peak_splits_exactly_along_segments(instance):
-    """Any order's peak is the largest peak of its sub-orders on the segments (trailing ops
-    set aside and put last), and the optimum is the largest segment optimum."""
+    """With the free and trailing ops set aside, any order's peak is the largest peak of its
+    sub-orders on the segments, and putting the free and trailing ops back raises no step
+    above it (trailing ops: above the graph outputs they end with)."""
     dag = dag_of(instance)
-    kept, trailing = without_trailing(dag)
+    reduction = reduce_dag(dag)
+    kept = reduction.kept
     parts = segments(kept.dag)
+    tail = sum(size for b, size in enumerate(dag.sizes) if dag.output[b])
     for _, order in heuristic_orders(dag):
         position = {v: s for s, v in enumerate(order)}
         sub_orders = [sorted(range(len(part.ops)), key=lambda k, part=part:
                              position[kept.ops[part.ops[k]]]) for part in parts]
-        joined = [kept.ops[part.ops[k]] for part, sub in zip(parts, sub_orders) for k in sub]
-        joined += trailing
-        assert sorted(joined) == list(range(dag.num_ops))
-        assert peak(dag, joined) <= peak(dag, order) or not trailing
-        assert max((peak(p.dag, sub) for p, sub in zip(parts, sub_orders)), default=0) \
-            <= peak(dag, joined)
-        if not trailing:
-            assert peak(dag, joined) == max((peak(p.dag, sub)
-                                             for p, sub in zip(parts, sub_orders)), default=0)
+        kept_order = [part.ops[k] for part, sub in zip(parts, sub_orders) for k in sub]
+        joined = expand(dag, reduction, kept_order)
+        assert not validate_schedule(instance, ScheduleSolution(
+            tuple(dag.op_names[v] for v in joined)))
+        parts_peak = max((peak(p.dag, sub) for p, sub in zip(parts, sub_orders)), default=0)
+        assert parts_peak == peak(kept.dag, kept_order)
+        expected = max(parts_peak, tail) if reduction.trailing else parts_peak
+        assert peak(dag, joined) == expected or (not kept_order and not reduction.trailing)
+
+
+def test_free_ops_are_set_aside():
+    # A view of a weight read at the end: it writes nothing, and "late" reads w after it.
+    instance = build("free", [("view", ["w"], ["wt"], "RESHAPE"), ("a", ["x"], ["y"]),
+                              ("late", ["y", "wt"], ["out"])],
+                     dict(w=6, wt=6, x=2, y=3, out=1), inputs=["w", "x"], outputs=["out"],
+                     views="alias")
+    dag = dag_of(instance)
+    assert free_ops(dag) == [0]
+    reduction = reduce_dag(dag)
+    assert reduction.kept.dag.op_names == ("a", "late")
+    assert expand(dag, reduction, [0, 1]) == [1, 0, 2]
 
 
 def test_cut_ops_split_two_blocks():
@@ -230,12 +245,14 @@ def test_giving_up_is_feasible_with_a_bound():
 
 
 def test_training_graphs_split_once_counters_run_last():
-    """MobileNet v2 training: the batch-norm counter updates set aside, the graph splits into
-    157 parts and the program proves 81,115,556 bytes (the engine order: 86,230,852)."""
+    """MobileNet v2 training: the batch-norm counter updates (trailing) and five views (free)
+    set aside, the graph splits into 158 parts and the program proves 81,115,556 bytes (the
+    engine order: 86,230,852)."""
     instance = load_instance(instances.data_dir() / "mobilenet_v2_train_torch_224.json")
     outcome = dynamic_program(instance, time_limit=60)
     assert outcome.status is Status.OPTIMAL and outcome.best_bound == 81_115_556
-    assert outcome.info["parts"] == 157 and outcome.info["trailing_ops"] == 54
+    assert outcome.info["parts"] == 158 and outcome.info["trailing_ops"] == 54
+    assert outcome.info["free_ops"] == 5
     assert peak_of(instance, outcome.solution.order) == 81_115_556
     assert peak_of(instance, instance.op_names) == 86_230_852
 

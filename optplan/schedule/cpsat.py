@@ -283,7 +283,8 @@ def cpsat_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, worke
                            seed=None, warm_start=True, initial_solution=None,
                            decompose: bool = True, **solver_params) -> SolverOutcome:
     """Least arena (``schedule-offsets``) by CP-SAT: the least peak as the bound (order model
-    per segment, part of the time), then the joint order and placement model.
+    per segment, part of the time), the least-peak order placed by the fixed-order ``cpsat``
+    offsets method, then the joint order and placement model.
 
     Parameters as for :func:`cpsat_schedule`.
     """
@@ -298,8 +299,8 @@ def cpsat_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, worke
         return cpsat_joint(instance, dag, start, lower, limit, on_progress,
                       solver_params=solver_params, **flags)
 
-    return solve_schedule_offsets(instance, solve_segment, solve_joint, solver=SOLVER,
-                                  version=_version, time_limit=time_limit, workers=workers,
-                                  seed=seed, warm_start=warm_start,
+    return solve_schedule_offsets(instance, solve_segment, solve_joint, placement="cpsat",
+                                  solver=SOLVER, version=_version, time_limit=time_limit,
+                                  workers=workers, seed=seed, warm_start=warm_start,
                                   initial_solution=initial_solution, decompose=decompose,
                                   default_workers=DEFAULT_WORKERS)

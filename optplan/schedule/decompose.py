@@ -17,7 +17,11 @@ largest segment optimum (the series decomposition of Kayaaslan et al. 2018).
 Before that, *trailing* ops are set aside: an op that nothing depends on and that reads and
 writes only graph outputs (the counter updates of batch normalisation in training graphs) can
 run last in some optimal order — later, it keeps its outputs for fewer steps, and the last
-steps hold every graph output in any order. Without them, training graphs split too.
+steps hold every graph output in any order. And *free* ops are set aside: an op that writes
+no memory and reads only buffers that an op depending on it (and writing memory) reads
+later (a view of a weight used in the backward pass) changes no lifetime wherever it runs,
+and just before its first such dependant it holds nothing more than the step before. Without
+them, training graphs split too.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from dataclasses import dataclass
 
 from optplan.schedule.dag import Dag
 
-__all__ = ["Segment", "cut_ops", "segments", "trailing_ops", "without_trailing"]
+__all__ = ["Segment", "Reduction", "cut_ops", "segments", "trailing_ops", "free_ops",
+           "reduce_dag", "expand"]
 
 
 @dataclass(frozen=True)
@@ -106,21 +111,56 @@ def trailing_ops(dag: Dag) -> list[int]:
             and all(dag.output[b] for b in dag.produced[v])]
 
 
-def without_trailing(dag: Dag) -> tuple[Segment, list[int]]:
-    """``dag`` without its trailing ops (as a segment of ``dag``: the kept ops renumbered),
-    and the trailing ops. The buffers only trailing ops write are dropped; with trailing ops
-    set aside, the kept ops' last step is not the graph's (there are no in-place pairs on
-    graph outputs then, see :func:`trailing_ops`)."""
+def free_ops(dag: Dag) -> list[int]:
+    """The ops whose step does not matter (see the module docstring): they write no memory,
+    some descendant writes memory (and is no trailing op), and every buffer they read is
+    read later by such a descendant."""
+    trailing = set(trailing_ops(dag))
+    writers = sum(1 << v for v in range(dag.num_ops) if dag.produced[v] and v not in trailing)
+    return [v for v in range(dag.num_ops)
+            if not dag.produced[v] and v not in trailing and dag.descendants[v] & writers
+            and all(any((writers & dag.descendants[v]) >> c & 1 for c in dag.consumers[b])
+                    for b in dag.read[v])]
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """``dag`` without its free and trailing ops: ``kept`` (the other ops, renumbered, with
+    the dependencies that ran through free ops), ``free`` and ``trailing`` (parent
+    indices); :func:`expand` puts them back into an order of the kept ops."""
+
+    kept: Segment
+    free: tuple[int, ...]
+    trailing: tuple[int, ...]
+
+
+def reduce_dag(dag: Dag) -> Reduction:
+    """Set the free and the trailing ops aside. The buffers only trailing ops write are
+    dropped; free ops read buffers that kept ops read later and write none."""
     trailing = trailing_ops(dag)
-    if not trailing:
-        return Segment(tuple(range(dag.num_ops)), dag), []
-    skip = set(trailing)
+    free = free_ops(dag)
+    if not trailing and not free:
+        return Reduction(Segment(tuple(range(dag.num_ops)), dag), (), ())
+    skip = set(trailing) | set(free)
     ops = [v for v in range(dag.num_ops) if v not in skip]
     local = {v: k for k, v in enumerate(ops)}
+    through: dict[int, set[int]] = {}   # free op -> the kept ops it depends on
+
+    def kept_preds(v: int) -> set[int]:
+        found: set[int] = set()
+        for u in dag.preds[v]:
+            if u in local:
+                found.add(local[u])
+            else:
+                if u not in through:
+                    through[u] = kept_preds(u)
+                found |= through[u]
+        return found
+
     buffers = [b for b in range(dag.num_buffers) if dag.producer[b] not in skip]
     number = {b: k for k, b in enumerate(buffers)}
     sub = Dag(op_names=tuple(dag.op_names[v] for v in ops),
-              preds=tuple(tuple(local[u] for u in dag.preds[v]) for v in ops),
+              preds=tuple(tuple(sorted(kept_preds(v))) for v in ops),
               buffer_names=tuple(dag.buffer_names[b] for b in buffers),
               sizes=tuple(dag.sizes[b] for b in buffers),
               producer=tuple(local.get(dag.producer[b], -1) for b in buffers),
@@ -128,4 +168,22 @@ def without_trailing(dag: Dag) -> tuple[Segment, list[int]]:
                               for b in buffers),
               output=tuple(dag.output[b] for b in buffers),
               pairs=tuple((local[v], number[a], number[b]) for v, a, b in dag.pairs))
-    return Segment(tuple(ops), sub), trailing
+    return Reduction(Segment(tuple(ops), sub), tuple(free), tuple(trailing))
+
+
+def expand(dag: Dag, reduction: Reduction, kept_order) -> list[int]:
+    """An order of ``dag`` from an order of the kept ops (kept indices): every free op just
+    before the first kept op that depends on it, the trailing ops last. Its peak is the kept
+    order's (with the trailing ops' last steps)."""
+    free_mask = sum(1 << v for v in reduction.free)
+    order: list[int] = []
+    for k in kept_order:
+        v = reduction.kept.ops[k]
+        waiting = dag.ancestors[v] & free_mask
+        while waiting:
+            bit = waiting & -waiting
+            waiting ^= bit
+            order.append(bit.bit_length() - 1)
+        free_mask &= ~dag.ancestors[v]
+        order.append(v)
+    return order + list(reduction.trailing)

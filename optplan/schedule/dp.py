@@ -37,11 +37,12 @@ from optplan.result import SolverOutcome
 from optplan.schedule.bounds import must_live_bound
 from optplan.schedule.dag import Dag, peak
 from optplan.schedule.decompose import trailing_ops
-from optplan.schedule.driver import PartOutcome, solve_schedule
+from optplan.schedule.driver import PartOutcome, solve_schedule, solve_schedule_offsets
 from optplan.schedule.model import ScheduleInstance
 from optplan.schedule.validate import inplace_saving
 
-__all__ = ["DpOutcome", "downset_dp", "dynamic_program", "MAX_STATES"]
+__all__ = ["DpOutcome", "downset_dp", "dynamic_program", "dynamic_program_offsets",
+           "MAX_STATES"]
 
 SOLVER = "dynamic_program"
 
@@ -199,3 +200,23 @@ def dynamic_program(instance: ScheduleInstance, *, time_limit=None, workers=None
                           time_limit=time_limit, workers=workers, seed=seed,
                           warm_start=warm_start, initial_solution=initial_solution,
                           decompose=decompose, default_workers=1)
+
+
+def dynamic_program_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
+                            seed=None, warm_start=True, initial_solution=None,
+                            max_states: int = MAX_STATES, decompose: bool = True,
+                            placement: str = "cpsat") -> SolverOutcome:
+    """Least arena (``schedule-offsets``): the least peak by the downset program (the bound),
+    its order placed by the fixed-order exact offsets method ``placement``; no joint model,
+    so the answer is proven when the placement meets the least peak.
+
+    Parameters as for :func:`dynamic_program`; ``workers`` and ``seed`` go to the placement.
+    """
+    def solve_segment(dag, start, target, limit, on_progress):
+        return _part(dag, start, target, limit, on_progress, max_states=max_states)
+
+    return solve_schedule_offsets(instance, solve_segment, None, placement=placement,
+                                  solver=SOLVER, version="", time_limit=time_limit,
+                                  workers=workers, seed=seed, warm_start=warm_start,
+                                  initial_solution=initial_solution, decompose=decompose,
+                                  peak_share=0.5, placement_share=0.5, default_workers=1)

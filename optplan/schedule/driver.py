@@ -2,15 +2,16 @@
 the time split and the outcome. A method supplies only how it solves one part.
 
 ``schedule`` (peak): the warm start and the must-live bound first (equal: proven); then the
-trailing ops are set aside and the rest split into segments
+free and trailing ops are set aside and the rest split into segments
 (:mod:`optplan.schedule.decompose`); the segments are solved hardest first, each with an
 equal share of the time left, down to the best proven bound of the whole (the peak is the
 largest segment peak, so no segment needs to go below it).
 
 ``schedule-offsets`` (arena): a share of the time proves (or bounds) the least peak, which
 bounds the arena from below; the warm start places the heuristic orders and that least-peak
-order with the offsets heuristics; if the best plan does not meet the bound, the joint model
-of order and offsets gets the rest of the time.
+order with the offsets heuristics; if the best plan does not meet the bound, the fixed-order
+exact offsets method places the least-peak order (another share), and if that does not meet
+it either, the joint model of order and offsets gets the rest of the time.
 """
 
 from __future__ import annotations
@@ -18,19 +19,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from optplan.exact._common import Budget, Trajectory, solver_options, status_for
-from optplan.model import round_up
+from optplan.model import Problem, round_up
 from optplan.result import SolverOutcome, Status
 from optplan.schedule.bounds import must_live_bound
 from optplan.schedule.dag import dag_of, order_names, peak
-from optplan.schedule.decompose import Segment, segments, without_trailing
+from optplan.schedule.decompose import Segment, expand, reduce_dag, segments
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
-from optplan.schedule.validate import arena_of
+from optplan.schedule.validate import arena_of, induced_instance
+from optplan.validate import validate_offsets
 from optplan.schedule.warm_start import start_order, start_plan
 
-__all__ = ["PartOutcome", "PEAK_SHARE", "solve_schedule", "solve_schedule_offsets"]
+__all__ = ["PartOutcome", "PEAK_SHARE", "PLACEMENT_SHARE", "solve_schedule",
+           "solve_schedule_offsets", "place_order"]
 
 PEAK_SHARE = 0.3
 """``schedule-offsets``: the share of the time limit spent on the least peak (the bound)."""
+PLACEMENT_SHARE = 0.3
+"""``schedule-offsets``: the share spent placing the least-peak order exactly."""
 
 
 @dataclass
@@ -89,11 +94,12 @@ def _least_peak(instance, solve_segment, *, budget: Budget, trajectory: Trajecto
         info["proof"] = "warm start meets the must-live bound"
         return order, objective, objective, Status.OPTIMAL, info
 
-    kept, trailing = without_trailing(dag)
+    reduction = reduce_dag(dag)
+    kept = reduction.kept
     parts = (segments(kept.dag) if decompose
              else [Segment(tuple(range(len(kept.ops))), kept.dag)])
-    info["parts"] = len(parts)
-    info["trailing_ops"] = len(trailing)
+    info |= {"parts": len(parts), "free_ops": len(reduction.free),
+             "trailing_ops": len(reduction.trailing)}
     position = {v: step for step, v in enumerate(order)}
     part_orders, part_peaks = [], []
     for part in parts:   # the start's order inside every part (part ops -> kept -> dag)
@@ -128,8 +134,8 @@ def _least_peak(instance, solve_segment, *, budget: Budget, trajectory: Trajecto
         if outcome.info:
             info.setdefault("part_info", []).append(
                 {"part": k, "ops": len(parts[k].ops)} | outcome.info)
-    order = [kept.ops[part.ops[k]] for part, local in zip(parts, part_orders) for k in local]
-    order += trailing
+    order = expand(dag, reduction, [part.ops[k] for part, local in zip(parts, part_orders)
+                                    for k in local])
     objective = peak(dag, order)
     status = status_for(objective, bound, proven=all(proven.values()))
     bound = objective if status is Status.OPTIMAL else bound
@@ -137,15 +143,19 @@ def _least_peak(instance, solve_segment, *, budget: Budget, trajectory: Trajecto
     return order, objective, bound, status, info
 
 
-def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_joint, *,
-                           solver: str, version, time_limit=None, workers=None, seed=None,
-                           warm_start=True, initial_solution=None, decompose: bool = True,
-                           peak_share: float = PEAK_SHARE,
+def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_joint=None, *,
+                           placement: str, solver: str, version, time_limit=None,
+                           workers=None, seed=None, warm_start=True, initial_solution=None,
+                           decompose: bool = True, peak_share: float = PEAK_SHARE,
+                           placement_share: float = PLACEMENT_SHARE,
                            default_workers: int = 1) -> SolverOutcome:
-    """Least arena: the least peak as the bound, the warm start, then the joint model.
+    """Least arena: the least peak as the bound, the warm start, the least-peak order placed
+    exactly, then the joint model.
 
-    ``solve_segment`` as for :func:`solve_schedule`; ``solve_joint(instance, dag, start,
-    lower, time_limit, on_progress) -> PartOutcome`` improves the plan ``start`` (a
+    ``solve_segment`` as for :func:`solve_schedule`; ``placement`` names the registered
+    exact offsets method that places the least-peak order's records (``cpsat``,
+    ``milp_highs``, ...); ``solve_joint(instance, dag, start, lower, time_limit,
+    on_progress) -> PartOutcome`` (``None``: no joint model) improves the plan ``start`` (a
     :class:`ScheduleSolution` with offsets) down to ``lower``, both in arena bytes; its
     ``order`` and ``offsets`` (buffer name -> offset) make the plan.
     """
@@ -170,9 +180,19 @@ def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_join
     info |= {"warm_start": name, "warm_start_objective": objective,
              "warm_start_time": round(budget.elapsed(), 6), "combinatorial_bound": lower}
     proven = False
+    if objective > lower and not budget.exhausted():
+        limit = budget.remaining()
+        limit = None if limit is None else max(0.05, placement_share * time_limit)
+        placed = place_order(instance, order_names(dag, least_order), placement,
+                             time_limit=limit, workers=flags["workers"], seed=flags["seed"])
+        info["placement"] = placement
+        if placed is not None and arena_of(instance, placed) < objective:
+            plan, objective = placed, arena_of(instance, placed)
+            info["placement_objective"] = objective
+            trajectory.record(objective, lower)
     if objective <= lower:
-        info["proof"] = "warm start meets the least peak"
-    elif not budget.exhausted():
+        info["proof"] = "a plan meets the least peak"
+    elif solve_joint is not None and not budget.exhausted():
         outcome = solve_joint(instance, dag, plan, lower, budget.remaining(),
                               lambda incumbent, bound: trajectory.record(incumbent, bound))
         if outcome.order is not None and outcome.objective <= objective:
@@ -186,6 +206,22 @@ def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_join
     trajectory.record(objective, bound)
     return SolverOutcome(status, plan, bound, solver, _text(version), trajectory.as_tuple(),
                          flags | info)
+
+
+def place_order(instance: ScheduleInstance, order, method: str, *, time_limit, workers,
+                seed) -> ScheduleSolution | None:
+    """``order`` placed by the registered fixed-order offsets method ``method`` on the records
+    it induces (``None`` when the method finds no valid placement)."""
+    from optplan.registry import get_method
+
+    records = induced_instance(instance, order)
+    problem = Problem.parse("offsets")
+    outcome = get_method(method, problem).implementations[problem](
+        records, time_limit=time_limit, workers=workers, seed=seed)
+    if outcome.solution is None or validate_offsets(records, outcome.solution):
+        return None
+    return ScheduleSolution(tuple(order), {record.id: offset for record, offset
+                                           in zip(records.records, outcome.solution.offsets)})
 
 
 def _text(version) -> str:

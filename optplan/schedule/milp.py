@@ -325,10 +325,10 @@ def relaxation_bound(instance: ScheduleInstance, *, time_limit=None) -> int:
 
     from optplan.schedule.bounds import must_live_bound
     from optplan.schedule.dag import dag_of
-    from optplan.schedule.decompose import segments, without_trailing
+    from optplan.schedule.decompose import reduce_dag, segments
 
     dag = dag_of(instance)
-    kept, _ = without_trailing(dag)
+    kept = reduce_dag(dag).kept
     best = must_live_bound(dag)
     for part in segments(kept.dag):
         sub = part.dag
@@ -371,9 +371,9 @@ def _schedule_offsets(backend: str, instance: ScheduleInstance, *, time_limit, w
         return milp_joint(backend, instance, dag, start, lower, limit, on_progress, params=params,
                       **flags)
 
-    return solve_schedule_offsets(instance, solve_segment, solve_joint, solver=backend,
-                                  version="", time_limit=time_limit, workers=workers,
-                                  seed=seed, warm_start=warm_start,
+    return solve_schedule_offsets(instance, solve_segment, solve_joint, placement=backend,
+                                  solver=backend, version="", time_limit=time_limit,
+                                  workers=workers, seed=seed, warm_start=warm_start,
                                   initial_solution=initial_solution, decompose=decompose,
                                   default_workers=DEFAULT_WORKERS)
 
@@ -402,7 +402,8 @@ def milp_highs_schedule(instance: ScheduleInstance, *, time_limit=None, workers=
 def milp_highs_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
                                 seed=None, warm_start=True, initial_solution=None,
                                 decompose: bool = True, **solver_params) -> SolverOutcome:
-    """Least arena by HiGHS: the least peak as the bound, then the joint program.
+    """Least arena by HiGHS: the least peak as the bound, the least-peak order placed by the
+    fixed-order ``milp_highs`` offsets method, then the joint program.
 
     Parameters as for :func:`milp_highs_schedule`.
     """
@@ -428,7 +429,8 @@ def milp_cbc_schedule(instance: ScheduleInstance, *, time_limit=None, workers=No
 def milp_cbc_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
                               seed=None, warm_start=True, initial_solution=None,
                               decompose: bool = True, **solver_params) -> SolverOutcome:
-    """Least arena by CBC: the least peak as the bound, then the joint program.
+    """Least arena by CBC: the least peak as the bound, the least-peak order placed by the
+    fixed-order ``milp_cbc`` offsets method, then the joint program.
 
     Parameters as for :func:`milp_cbc_schedule`.
     """
