@@ -73,7 +73,7 @@ def solve_schedule(instance: ScheduleInstance, solve_segment, *, solver: str, ve
     if instance.num_ops == 0:
         return _empty(solver, _text(version), flags, False)
     trajectory = Trajectory(budget)
-    order, objective, bound, status, info = _least_peak(
+    order, _, bound, status, info = _least_peak(
         instance, solve_segment, budget=budget, trajectory=trajectory, warm_start=warm_start,
         initial_solution=initial_solution, decompose=decompose)
     dag = dag_of(instance)
@@ -106,6 +106,9 @@ def _least_peak(instance, solve_segment, *, budget: Budget, trajectory: Trajecto
         local = sorted(range(len(part.ops)), key=lambda k: position[kept.ops[part.ops[k]]])
         part_orders.append(local)
         part_peaks.append(peak(part.dag, local))
+    # The trailing ops' last steps hold the same bytes in every order: a floor of the peak.
+    rebuilt = peak(dag, _joined(dag, reduction, parts, part_orders))
+    floor = rebuilt if rebuilt > max(part_peaks, default=0) else 0
     proven: dict[int, bool] = {}
     queue = sorted(range(len(parts)), key=lambda k: -part_peaks[k])
     for rank, k in enumerate(queue):
@@ -122,8 +125,8 @@ def _least_peak(instance, solve_segment, *, budget: Budget, trajectory: Trajecto
             limit = max(0.05, limit / open_parts)
 
         def on_progress(incumbent, part_bound, k=k):
-            others = max((part_peaks[m] for m in range(len(parts)) if m != k), default=0)
-            trajectory.record(None if incumbent is None else max(incumbent, others),
+            others = max((part_peaks[m] for m in range(len(parts)) if m != k), default=floor)
+            trajectory.record(None if incumbent is None else max(incumbent, others, floor),
                               None if part_bound is None else max(part_bound, bound))
 
         outcome = solve_segment(parts[k].dag, part_orders[k], bound, limit, on_progress)
@@ -134,13 +137,18 @@ def _least_peak(instance, solve_segment, *, budget: Budget, trajectory: Trajecto
         if outcome.info:
             info.setdefault("part_info", []).append(
                 {"part": k, "ops": len(parts[k].ops)} | outcome.info)
-    order = expand(dag, reduction, [part.ops[k] for part, local in zip(parts, part_orders)
-                                    for k in local])
+    order = _joined(dag, reduction, parts, part_orders)
     objective = peak(dag, order)
     status = status_for(objective, bound, proven=all(proven.values()))
     bound = objective if status is Status.OPTIMAL else bound
     trajectory.record(objective, bound)
     return order, objective, bound, status, info
+
+
+def _joined(dag, reduction, parts, part_orders) -> list[int]:
+    """The order of ``dag`` made of the parts' orders, free and trailing ops put back."""
+    return expand(dag, reduction, [part.ops[k] for part, local in zip(parts, part_orders)
+                                   for k in local])
 
 
 def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_joint=None, *,
