@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 from optplan.errors import SolverRangeError
 from optplan.exact._common import CPSAT_LIMIT, Budget, cpsat_solver
@@ -248,6 +249,12 @@ def cpsat_joint(instance: ScheduleInstance, dag: Dag, start: ScheduleSolution, l
                        status == "OPTIMAL", info, placed)
 
 
+def _flagged(solve, workers, seed, solver_params):
+    """``solve`` with the run's workers (default 2), seed (default 0) and parameters."""
+    return partial(solve, workers=DEFAULT_WORKERS if workers is None else workers,
+                   seed=0 if seed is None else seed, solver_params=solver_params)
+
+
 def cpsat_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None, seed=None,
                    warm_start=True, initial_solution=None, decompose: bool = True,
                    **solver_params) -> SolverOutcome:
@@ -266,14 +273,8 @@ def cpsat_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None,
     **solver_params
         Set on ``solver.parameters`` as given.
     """
-    flags = {"workers": DEFAULT_WORKERS if workers is None else workers,
-             "seed": 0 if seed is None else seed}
-
-    def solve_segment(dag, start, target, limit, on_progress):
-        return cpsat_segment(dag, start, target, limit, on_progress, solver_params=solver_params,
-                        **flags)
-
-    return solve_schedule(instance, solve_segment, solver=SOLVER, version=_version,
+    return solve_schedule(instance, _flagged(cpsat_segment, workers, seed, solver_params),
+                          solver=SOLVER, version=_version,
                           time_limit=time_limit, workers=workers, seed=seed,
                           warm_start=warm_start, initial_solution=initial_solution,
                           decompose=decompose, default_workers=DEFAULT_WORKERS)
@@ -288,18 +289,10 @@ def cpsat_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, worke
 
     Parameters as for :func:`cpsat_schedule`.
     """
-    flags = {"workers": DEFAULT_WORKERS if workers is None else workers,
-             "seed": 0 if seed is None else seed}
-
-    def solve_segment(dag, start, target, limit, on_progress):
-        return cpsat_segment(dag, start, target, limit, on_progress, solver_params=solver_params,
-                        **flags)
-
-    def solve_joint(instance, dag, start, lower, limit, on_progress):
-        return cpsat_joint(instance, dag, start, lower, limit, on_progress,
-                      solver_params=solver_params, **flags)
-
-    return solve_schedule_offsets(instance, solve_segment, solve_joint, placement="cpsat",
+    return solve_schedule_offsets(instance,
+                                  _flagged(cpsat_segment, workers, seed, solver_params),
+                                  _flagged(cpsat_joint, workers, seed, solver_params),
+                                  placement="cpsat",
                                   solver=SOLVER, version=_version, time_limit=time_limit,
                                   workers=workers, seed=seed, warm_start=warm_start,
                                   initial_solution=initial_solution, decompose=decompose,

@@ -97,13 +97,18 @@ def _segment(dag: Dag, ops: list[int], j: int, is_last: bool, buffer_segments) -
     return Segment(tuple(ops), sub)
 
 
+def _first_step_only(dag: Dag) -> bool:
+    """Whether a graph input is neither read nor an output (it is live at step 0 only)."""
+    return any(dag.producer[b] < 0 and not dag.consumers[b] and not dag.output[b]
+               for b in range(dag.num_buffers))
+
+
 def trailing_ops(dag: Dag) -> list[int]:
     """The ops that may run last (see the module docstring): no successors, and every buffer
     they read or write is a graph output. None when which ops run first or last matters
     otherwise: a graph input that is neither read nor an output (live at the first step
     only), or an in-place pair on a graph output (usable at the last step only)."""
-    if any(dag.producer[b] < 0 and not dag.consumers[b] and not dag.output[b]
-           for b in range(dag.num_buffers)) or any(dag.output[a] for _, a, _ in dag.pairs):
+    if _first_step_only(dag) or any(dag.output[a] for _, a, _ in dag.pairs):
         return []
     return [v for v in range(dag.num_ops)
             if not dag.succs[v]
@@ -114,7 +119,10 @@ def trailing_ops(dag: Dag) -> list[int]:
 def free_ops(dag: Dag) -> list[int]:
     """The ops whose step does not matter (see the module docstring): they write no memory,
     some descendant writes memory (and is no trailing op), and every buffer they read is
-    read later by such a descendant."""
+    read later by such a descendant. None when a graph input is neither read nor an output
+    (live at the first step only, so which op runs first matters)."""
+    if _first_step_only(dag):
+        return []
     trailing = set(trailing_ops(dag))
     writers = sum(1 << v for v in range(dag.num_ops) if dag.produced[v] and v not in trailing)
     return [v for v in range(dag.num_ops)

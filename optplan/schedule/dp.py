@@ -159,7 +159,6 @@ def downset_dp(dag: Dag, *, upper_bound: int | None = None, lower_bound: int = 0
     return DpOutcome(order, value, value, True, states)
 
 
-
 def _part(dag: Dag, start: list[int], target: int, time_limit, on_progress, *,
           max_states: int) -> PartOutcome:
     budget = Budget(time_limit)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 from optplan.exact._common import Budget
 from optplan.exact.milp import BACKENDS, Milp
@@ -343,16 +344,17 @@ def relaxation_bound(instance: ScheduleInstance, *, time_limit=None) -> int:
     return best
 
 
+def _flagged(solve, backend: str, workers, seed, params):
+    """``solve`` for ``backend`` with the run's threads (default 1), seed (default 0) and
+    options."""
+    return partial(solve, backend, workers=DEFAULT_WORKERS if workers is None else workers,
+                   seed=0 if seed is None else seed, params=params)
+
+
 def _schedule(backend: str, instance: ScheduleInstance, *, time_limit, workers, seed,
               warm_start, initial_solution, decompose, params) -> SolverOutcome:
-    flags = {"workers": DEFAULT_WORKERS if workers is None else workers,
-             "seed": 0 if seed is None else seed}
-
-    def solve_segment(dag, start, target, limit, on_progress):
-        return milp_segment(backend, dag, start, target, limit, on_progress, params=params,
-                        **flags)
-
-    return solve_schedule(instance, solve_segment, solver=backend, version="",
+    return solve_schedule(instance, _flagged(milp_segment, backend, workers, seed, params),
+                          solver=backend, version="",
                           time_limit=time_limit, workers=workers, seed=seed,
                           warm_start=warm_start, initial_solution=initial_solution,
                           decompose=decompose, default_workers=DEFAULT_WORKERS)
@@ -360,18 +362,10 @@ def _schedule(backend: str, instance: ScheduleInstance, *, time_limit, workers, 
 
 def _schedule_offsets(backend: str, instance: ScheduleInstance, *, time_limit, workers, seed,
                       warm_start, initial_solution, decompose, params) -> SolverOutcome:
-    flags = {"workers": DEFAULT_WORKERS if workers is None else workers,
-             "seed": 0 if seed is None else seed}
-
-    def solve_segment(dag, start, target, limit, on_progress):
-        return milp_segment(backend, dag, start, target, limit, on_progress, params=params,
-                        **flags)
-
-    def solve_joint(instance, dag, start, lower, limit, on_progress):
-        return milp_joint(backend, instance, dag, start, lower, limit, on_progress, params=params,
-                      **flags)
-
-    return solve_schedule_offsets(instance, solve_segment, solve_joint, placement=backend,
+    return solve_schedule_offsets(instance,
+                                  _flagged(milp_segment, backend, workers, seed, params),
+                                  _flagged(milp_joint, backend, workers, seed, params),
+                                  placement=backend,
                                   solver=backend, version="", time_limit=time_limit,
                                   workers=workers, seed=seed, warm_start=warm_start,
                                   initial_solution=initial_solution, decompose=decompose,

@@ -87,5 +87,6 @@ def schedule_instance(graph: Graph, *, views: str = "copy", inplace: bool = Fals
 
 def prepare(instance: ScheduleInstance, *, inplace: bool = False) -> ScheduleInstance:
     """The instance a run solves: in-place pairs honoured only with ``inplace=True``."""
-    return instance if instance.inplace == bool(inplace) else replace(instance,
-                                                                       inplace=bool(inplace))
+    if instance.inplace == bool(inplace):
+        return instance
+    return replace(instance, inplace=bool(inplace))

@@ -23,7 +23,8 @@ from optplan.model import Instance, OffsetsSolution, round_up
 from optplan.validate import Violation, validate_offsets
 
 __all__ = ["ScheduleViolationKind", "inplace_saving", "order_violations", "induced_instance",
-           "peak_of", "peak_objective", "arena_of", "validate_schedule", "validate_schedule_offsets"]
+           "peak_of", "peak_objective", "arena_of", "validate_schedule",
+           "validate_schedule_offsets"]
 
 
 class ScheduleViolationKind(str, enum.Enum):
