@@ -11,7 +11,7 @@ from optplan import instances
 from optplan.errors import InputError
 from optplan.schedule import (arena_of, load_instance, lower_bound, offsets_lower_bound,
                               peak_of, prepare, validate_schedule, validate_schedule_offsets)
-from optplan.schedule.bounds import must_live_bytes
+from optplan.schedule.bounds import last_step_bytes, must_live_bytes
 from optplan.schedule.dag import dag_of
 from optplan.schedule.heuristics import (PRIORITIES, TIE_BREAKS, heuristic_orders,
                                          list_scheduling, list_scheduling_offsets,
@@ -72,7 +72,16 @@ def test_must_live_bytes_by_hand():
     dag = dag_of(instance)
     by_op = dict(zip(dag.op_names, must_live_bytes(dag)))
     assert by_op == {"a1": 10, "b1": 10, "a2": 11, "b2": 11, "join": 3}
-    assert lower_bound(instance) == 11
+    assert last_step_bytes(dag) == 1 and lower_bound(instance) == 11
+
+
+def test_last_step_holds_every_output():
+    # Three weight gradients written by independent ops: the last step holds all of them.
+    instance = build("gradients", [("g1", [], ["w1"]), ("g2", [], ["w2"]), ("g3", [], ["w3"])],
+                     dict(w1=5, w2=6, w3=7), outputs=["w1", "w2", "w3"])
+    dag = dag_of(instance)
+    assert max(must_live_bytes(dag)) == 7 and last_step_bytes(dag) == 18
+    assert lower_bound(instance) == 18 == peak_of(instance, instance.op_names)
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v2_fused_tflite_224", "inception_v3_fused_tflite_299",

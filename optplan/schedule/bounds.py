@@ -6,7 +6,8 @@ or graph inputs) and still needed after it in every order (read by a descendant 
 graph outputs) — minus the most that ``v``'s in-place pairs could save (pairs whose source no
 descendant of ``v`` reads). Every order runs ``v`` once, so its peak is at least the largest
 must-live bytes of any op (the schedule counterpart of OLLA's per-node memory lower bound,
-Steiner et al. 2023). A relaxation bound (the LP of the time-indexed model) is
+Steiner et al. 2023). And the last step of every order holds every graph output (training
+graphs: every weight gradient). A relaxation bound (the LP of the time-indexed model) is
 :func:`optplan.schedule.milp.relaxation_bound`.
 """
 
@@ -17,7 +18,8 @@ from optplan.schedule.dag import Dag, dag_of
 from optplan.schedule.model import ScheduleInstance
 from optplan.schedule.validate import inplace_saving
 
-__all__ = ["must_live_bytes", "must_live_bound", "lower_bound", "offsets_lower_bound"]
+__all__ = ["must_live_bytes", "last_step_bytes", "must_live_bound", "lower_bound",
+           "offsets_lower_bound"]
 
 
 def must_live_bytes(dag: Dag) -> list[int]:
@@ -44,9 +46,20 @@ def must_live_bytes(dag: Dag) -> list[int]:
     return result
 
 
+def last_step_bytes(dag: Dag) -> int:
+    """The bytes live at the last step of every order: every graph output, less the most an
+    op that may run last (one without descendants) saves by writing over graph outputs."""
+    outputs = sum(size for b, size in enumerate(dag.sizes) if dag.output[b])
+    saving = max((inplace_saving((a, b, dag.sizes[b]) for a, b in dag.pairs_of[v]
+                                 if dag.output[a])
+                  for v in range(dag.num_ops) if not dag.descendants[v]), default=0)
+    return outputs - saving if dag.num_ops else 0
+
+
 def must_live_bound(dag: Dag) -> int:
-    """The largest must-live bytes of any op: a lower bound on every order's peak."""
-    return max(must_live_bytes(dag), default=0)
+    """A lower bound on every order's peak: the largest must-live bytes of any op, or the
+    bytes of the last step when larger."""
+    return max(max(must_live_bytes(dag), default=0), last_step_bytes(dag))
 
 
 def lower_bound(instance: ScheduleInstance) -> int:

@@ -230,6 +230,7 @@ def cpsat_joint(instance: ScheduleInstance, dag: Dag, start: ScheduleSolution, l
     bytes)."""
     from optplan.schedule.validate import arena_of
 
+    budget = Budget(time_limit)   # building the model counts against the time
     upper = arena_of(instance, start)
     order = order_indices(dag, start.order)
     built = build_schedule_model(dag, lower=lower, upper=upper, start=order,
@@ -237,7 +238,7 @@ def cpsat_joint(instance: ScheduleInstance, dag: Dag, start: ScheduleSolution, l
                                  start_offsets=[start.offsets[name]
                                                 for name in dag.buffer_names])
     status, steps, offsets, objective, bound = _solve(
-        built, time_limit=time_limit, workers=workers, seed=seed,
+        built, time_limit=budget.remaining(), workers=workers, seed=seed,
         solver_params=solver_params, on_progress=on_progress)
     info = {"solver_status": status}
     if status == "INFEASIBLE":

@@ -190,7 +190,7 @@ def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_join
     proven = False
     if objective > lower and not budget.exhausted():
         limit = budget.remaining()
-        limit = None if limit is None else max(0.05, placement_share * time_limit)
+        limit = None if limit is None else min(limit, max(0.05, placement_share * time_limit))
         placed = place_order(instance, order_names(dag, least_order), placement,
                              time_limit=limit, workers=flags["workers"], seed=flags["seed"])
         info["placement"] = placement

@@ -10,7 +10,10 @@ priorities (smaller is better)
     ``net``: bytes the op leaves allocated after its step minus the bytes it frees;
     ``frees_most``: minus the bytes it frees (inputs it reads last);
     ``allocates_least``: the bytes of its outputs;
-    ``step_peak``: the live bytes at its own step, then ``net``.
+    ``step_peak``: the live bytes at its own step, then ``net``;
+    ``outputs_last``: ops that keep more than they free and write a graph output (weight
+    gradients, which live to the end once written) only when no other op is ready, then
+    ``net``.
 tie-breaks
     ``engine``: earliest in the engine order;
     ``depth_first``: the op that became ready last (stays on the current branch);
@@ -32,7 +35,7 @@ __all__ = ["PRIORITIES", "TIE_BREAKS", "OFFSETS_HEURISTICS", "original_order",
            "list_scheduling", "list_order", "best_offsets", "original_order_offsets",
            "list_scheduling_offsets", "heuristic_orders"]
 
-PRIORITIES = ("net", "frees_most", "allocates_least", "step_peak")
+PRIORITIES = ("net", "frees_most", "allocates_least", "step_peak", "outputs_last")
 TIE_BREAKS = ("engine", "depth_first", "breadth_first")
 OFFSETS_HEURISTICS = ("greedy_by_size", "strip_packing_best_fit", "xla_best_fit",
                       "tflite_arena", "greedy_by_breadth", "nntrainer_v3", "best_fit",
@@ -78,6 +81,8 @@ def list_order(dag: Dag, *, priority: str = "net", tie_break: str = "engine") ->
                 key = (-freed,)
             elif priority == "allocates_least":
                 key = (allocated,)
+            elif priority == "outputs_last":
+                key = (net > 0 and any(dag.output[b] for b in dag.produced[v]), net)
             else:
                 last = step == n - 1
                 saving = inplace_saving((a, b, dag.sizes[b]) for a, b in dag.pairs_of[v]

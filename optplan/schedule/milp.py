@@ -287,6 +287,7 @@ def milp_segment(backend: str, dag: Dag, start: list[int], target: int, time_lim
 def milp_joint(backend: str, instance: ScheduleInstance, dag: Dag, start: ScheduleSolution,
                lower: int, time_limit, on_progress, *, workers, seed, params) -> PartOutcome:
     """The joint program from the plan ``start`` down to ``lower`` (arena bytes)."""
+    budget = Budget(time_limit)   # building the program counts against the time
     upper = arena_of(instance, start)
     terms = estimated_terms(dag, placement=True)
     if terms > MODEL_TERMS_LIMIT:
@@ -296,7 +297,7 @@ def milp_joint(backend: str, instance: ScheduleInstance, dag: Dag, start: Schedu
                                start=order_indices(dag, start.order),
                                alignment=instance.alignment,
                                start_offsets=[start.offsets[name] for name in dag.buffer_names])
-    run = BACKENDS[backend](milp, time_limit=time_limit, workers=workers, seed=seed,
+    run = BACKENDS[backend](milp, time_limit=budget.remaining(), workers=workers, seed=seed,
                             params=params)
     unit, step = size_unit(dag.sizes, instance.alignment)
     info = {"solver_status": run.status, "solver_version": run.version}
