@@ -94,7 +94,7 @@ def build_schedule_model(dag: Dag, *, lower: int, upper: int, start: list[int] |
     choose = {}
     for k, a, b in dag.pairs:
         choose[k, a, b] = model.new_bool_var(f"y{k}_{a}_{b}")
-    starts, ends, intervals = [], [], []
+    ends, intervals = [], []
     for b in range(dag.num_buffers):
         p = dag.producer[b]
         shift = [var for key, var in choose.items() if key[2] == b]
@@ -111,7 +111,6 @@ def build_schedule_model(dag: Dag, *, lower: int, upper: int, start: list[int] |
             end_expr = (position[p] + 1) if p >= 0 else 1
         length = model.new_int_var(0, n, f"l{b}")
         intervals.append(model.new_interval_var(start_expr, length, end_expr, f"t{b}"))
-        starts.append(start_expr)
         ends.append(end_expr)
     for (k, a, b), var in choose.items():
         model.add(ends[a] <= position[k] + 1).only_enforce_if(var)
@@ -216,7 +215,7 @@ def cpsat_segment(dag: Dag, start: list[int], target: int, time_limit, on_progre
         solver_params=solver_params, on_progress=on_progress)
     info = {"solver_status": status}
     if status == "INFEASIBLE":   # nothing between the target and the start: start is optimal
-        return PartOutcome(None, upper, target, True, info)
+        return PartOutcome(None, upper, upper, True, info)
     order = extract_order(steps) if steps is not None else None
     objective = peak(dag, order) if order is not None else upper
     bound = max(target, bound or 0)

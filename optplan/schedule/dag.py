@@ -50,11 +50,9 @@ class Dag:
 
     @cached_property
     def succs(self) -> tuple[tuple[int, ...], ...]:
-        succs: list[list[int]] = [[] for _ in self.op_names]
-        for v, preds in enumerate(self.preds):
-            for u in preds:
-                succs[u].append(v)
-        return tuple(tuple(s) for s in succs)
+        """Per op, its direct successors."""
+        return _per_op(self.num_ops, ((u, v) for v, preds in enumerate(self.preds)
+                                      for u in preds))
 
     @cached_property
     def topological(self) -> tuple[int, ...]:
@@ -109,28 +107,26 @@ class Dag:
     @cached_property
     def produced(self) -> tuple[tuple[int, ...], ...]:
         """Per op, the buffers it produces."""
-        produced: list[list[int]] = [[] for _ in self.op_names]
-        for b, p in enumerate(self.producer):
-            if p >= 0:
-                produced[p].append(b)
-        return tuple(tuple(x) for x in produced)
+        return _per_op(self.num_ops, ((p, b) for b, p in enumerate(self.producer) if p >= 0))
 
     @cached_property
     def read(self) -> tuple[tuple[int, ...], ...]:
         """Per op, the buffers it reads."""
-        read: list[list[int]] = [[] for _ in self.op_names]
-        for b, consumers in enumerate(self.consumers):
-            for c in consumers:
-                read[c].append(b)
-        return tuple(tuple(x) for x in read)
+        return _per_op(self.num_ops, ((c, b) for b, consumers in enumerate(self.consumers)
+                                      for c in consumers))
 
     @cached_property
     def pairs_of(self) -> tuple[tuple[tuple[int, int], ...], ...]:
         """Per op, its in-place pairs ``(source, target)``."""
-        pairs: list[list[tuple[int, int]]] = [[] for _ in self.op_names]
-        for op, a, b in self.pairs:
-            pairs[op].append((a, b))
-        return tuple(tuple(p) for p in pairs)
+        return _per_op(self.num_ops, ((op, (a, b)) for op, a, b in self.pairs))
+
+
+def _per_op(count: int, items) -> tuple[tuple, ...]:
+    """``(op, value)`` items grouped by op, in item order."""
+    grouped: list[list] = [[] for _ in range(count)]
+    for op, value in items:
+        grouped[op].append(value)
+    return tuple(tuple(values) for values in grouped)
 
 
 def dag_of(instance: ScheduleInstance) -> Dag:

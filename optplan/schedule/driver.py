@@ -25,7 +25,7 @@ from optplan.schedule.bounds import must_live_bound
 from optplan.schedule.dag import dag_of, order_names, peak
 from optplan.schedule.decompose import Segment, expand, reduce_dag, segments
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
-from optplan.schedule.validate import arena_of, induced_instance
+from optplan.schedule.validate import arena_of, induced_instance, validate_schedule_offsets
 from optplan.validate import validate_offsets
 from optplan.schedule.warm_start import start_order, start_plan
 
@@ -203,12 +203,16 @@ def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_join
     elif solve_joint is not None and not budget.exhausted():
         outcome = solve_joint(instance, dag, plan, lower, budget.remaining(),
                               lambda incumbent, bound: trajectory.record(incumbent, bound))
-        if outcome.order is not None and outcome.objective <= objective:
-            plan = ScheduleSolution(order_names(dag, outcome.order), outcome.offsets)
-            objective = arena_of(instance, plan)
-        lower = max(lower, outcome.bound)
-        proven = outcome.proven
         info |= outcome.info
+        proven = outcome.proven
+        if outcome.order is not None:
+            found = ScheduleSolution(order_names(dag, outcome.order), outcome.offsets)
+            if validate_schedule_offsets(instance, found):
+                info["extraction"] = "the joint model's plan does not validate; kept the start"
+                proven = False
+            elif arena_of(instance, found) <= objective:
+                plan, objective = found, arena_of(instance, found)
+        lower = max(lower, outcome.bound)
     status = status_for(objective, lower, proven=proven)
     bound = objective if status is Status.OPTIMAL else lower
     trajectory.record(objective, bound)

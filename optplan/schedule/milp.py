@@ -21,7 +21,7 @@ from optplan.exact._common import Budget
 from optplan.exact.milp import BACKENDS, Milp
 from optplan.result import SolverOutcome
 from optplan.schedule.cpsat import size_unit
-from optplan.schedule.dag import Dag, lifetimes_of, order_indices, peak
+from optplan.schedule.dag import Dag, lifetimes_of, order_indices, order_names, peak
 from optplan.schedule.driver import PartOutcome, solve_schedule, solve_schedule_offsets
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
 from optplan.schedule.validate import arena_of
@@ -308,15 +308,8 @@ def milp_joint(backend: str, instance: ScheduleInstance, dag: Dag, start: Schedu
     offsets = {name: round(milp.variables["q", b].varValue or 0) * unit * step
                for b, name in enumerate(dag.buffer_names)}
     order = _order(dag, milp)
-    plan = ScheduleSolution(tuple(dag.op_names[v] for v in order), offsets)
-    from optplan.schedule.validate import validate_schedule_offsets
-
-    if validate_schedule_offsets(instance, plan):
-        info["extraction"] = "invalid after rounding; kept the start"
-        on_progress(upper, bound)
-        return PartOutcome(None, upper, bound, upper <= bound, info)
-    objective = arena_of(instance, plan)
-    on_progress(objective, bound)
+    objective = arena_of(instance, ScheduleSolution(order_names(dag, order), offsets))
+    on_progress(None, bound)    # the plan is recorded once the driver has validated it
     return PartOutcome(order, objective, bound, objective <= bound, info, offsets)
 
 
