@@ -193,7 +193,7 @@ def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_join
         limit = None if limit is None else min(limit, max(0.05, placement_share * time_limit))
         placed = place_order(instance, order_names(dag, least_order), placement,
                              time_limit=limit, workers=flags["workers"], seed=flags["seed"])
-        info["placement"] = placement
+        info |= {"placement": placement, "placement_time": round(budget.elapsed(), 6)}
         if placed is not None and arena_of(instance, placed) < objective:
             plan, objective = placed, arena_of(instance, placed)
             info["placement_objective"] = objective
