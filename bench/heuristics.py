@@ -23,7 +23,7 @@ from pathlib import Path
 from optplan.bounds import lower_bound
 from optplan.generators import generate
 from optplan.heuristics._placement import conflict_degrees
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import methods
 from optplan.solve import objective_value, solve
 

@@ -87,7 +87,7 @@ def sweep(instance, args, time_limit: float, steps: int, emit) -> list[list]:
     for budget in budget_sweep(low.budget, high.budget, steps):
         flexnn = solve(instance, "flexnn", "preload", budget=budget)
         baseline = solve(instance, "no_preload", "preload", budget=budget)
-        exact = solve(instance, "cpsat", "preload", budget=budget, initial_plan=previous,
+        exact = solve(instance, "cpsat", "preload", budget=budget, initial_solution=previous,
                       **flags)
         previous = exact.solution
         for result in (flexnn, baseline, exact):

@@ -5,7 +5,7 @@
 
 For every instance (a committed ``raw`` or ``train`` torch instance) and method, the plan is
 solved with offsets aligned to 64 bytes, the program is rebuilt from the instance's recorded
-builder and seed, and :func:`optplan.replay.replay` runs it. One row per run: tensors, naive
+builder and seed, and :func:`optplan.torch.replay.replay` runs it. One row per run: tensors, naive
 total, both lower bounds, the arena, the solver status, replay pass/fail, max abs diff, ops
 written in place through ``out=`` / copied / views, and seconds. ``--corrupt`` adds a row
 with two live tensors moved onto each other (it must fail). Needs torch. Timings on a shared
@@ -20,9 +20,9 @@ import time
 
 from optplan import instances
 from optplan.bounds import lower_bound
-from optplan.importers.torch_models import capture
-from optplan.model import Problem
-from optplan.replay import overlap_live_tensors, replay
+from optplan.problems import Problem
+from optplan.torch.models import capture
+from optplan.torch.replay import overlap_live_tensors, replay
 from optplan.solve import solve
 
 DEFAULT_INSTANCES = ("mobilenet_v2_raw_torch_224", "gpt2_raw_torch_seq128")

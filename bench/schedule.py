@@ -22,15 +22,8 @@ import time
 from pathlib import Path
 
 from optplan import instances, solve
-from optplan.schedule import (arena_of, load_instance, peak_objective, peak_of, prepare,
-                              validate_schedule, validate_schedule_offsets)
-from optplan.schedule.cpsat import cpsat_schedule, cpsat_schedule_offsets
-from optplan.schedule.dag import dag_of, peak
-from optplan.schedule.dp import dynamic_program, dynamic_program_offsets
-from optplan.schedule.heuristics import heuristic_orders
-from optplan.schedule.milp import (milp_cbc_schedule, milp_cbc_schedule_offsets,
-                                   milp_highs_schedule, milp_highs_schedule_offsets)
-from optplan.schedule.warm_start import start_plan
+from optplan.schedule import load_instance, prepare
+from optplan.schedule.validate import induced_instance
 
 PAPER = ["mobilenet_v1_fused_tflite_224", "mobilenet_v2_fused_tflite_224",
          "deeplab_v3_fused_tflite_257", "inception_v3_fused_tflite_299",
@@ -39,12 +32,7 @@ OTHERS = ["resnet50_fused_tflite_224", "resnet152_fused_tflite_224", "vgg19_fuse
           "densenet121_fused_tflite_224", "bert_base_raw_torch_seq128", "gpt2_raw_torch_seq128",
           "mobilenet_v2_train_torch_224", "resnet50_train_torch_224",
           "gpt2_train_torch_seq128"]
-METHODS = {"schedule": {"dynamic_program": dynamic_program, "cpsat": cpsat_schedule,
-                        "milp_highs": milp_highs_schedule, "milp_cbc": milp_cbc_schedule},
-           "schedule-offsets": {"dynamic_program": dynamic_program_offsets,
-                                "cpsat": cpsat_schedule_offsets,
-                                "milp_highs": milp_highs_schedule_offsets,
-                                "milp_cbc": milp_cbc_schedule_offsets}}
+HEURISTICS = ("original_order", "best_list_scheduling")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -90,20 +78,17 @@ def gap(objective, bound) -> str:
 def engine_and_heuristics(instance, problem: str, fixed_time_limit, workers, seed) -> dict:
     """The engine order's objective (its fixed-order optimum for the arena) and the best
     heuristic's."""
-    dag = dag_of(instance)
+    found = {name: solve(instance, name, problem, inplace=instance.inplace)
+             for name in HEURISTICS}
+    best = min(found, key=lambda name: found[name].objective)
+    reference = {"heuristic": found[best].objective, "heuristic_name": best}
     if problem == "schedule":
-        orders = heuristic_orders(dag)
-        best = min(orders, key=lambda item: peak(dag, item[1]))
-        return {"engine": peak_of(instance, instance.op_names), "engine_status": "OPTIMAL",
-                "heuristic": peak(dag, best[1]), "heuristic_name": best[0]}
-    from optplan.schedule.validate import induced_instance
-
+        return reference | {"engine": found["original_order"].objective,
+                            "engine_status": "OPTIMAL"}
     records = induced_instance(instance, instance.op_names)
     fixed = solve(records, "cpsat", "offsets", inplace=instance.inplace,
                   time_limit=fixed_time_limit, workers=workers, seed=seed)
-    name, _, arena = start_plan(instance, dag)
-    return {"engine": fixed.objective, "engine_status": str(fixed.status),
-            "heuristic": arena, "heuristic_name": name}
+    return reference | {"engine": fixed.objective, "engine_status": str(fixed.status)}
 
 
 def run(args) -> None:
@@ -131,31 +116,27 @@ def run(args) -> None:
                                                   args.workers, args.seed)
                 for method in methods:
                     started = time.perf_counter()
-                    outcome = METHODS[problem][method](instance, time_limit=args.time_limit,
-                                                       workers=args.workers, seed=args.seed)
+                    result = solve(instance, method, problem, inplace=inplace,
+                                   time_limit=args.time_limit,
+                                   workers=args.workers, seed=args.seed)
                     wall = time.perf_counter() - started
-                    check = (validate_schedule if problem == "schedule"
-                             else validate_schedule_offsets)
-                    violations = check(instance, outcome.solution)
-                    objective = (peak_objective if problem == "schedule" else arena_of)(
-                        instance, outcome.solution)
-                    status = outcome.status if not violations else "INVALID"
+                    objective, status = result.objective, result.status
                     engine = reference["engine"]
                     cells = (name, "yes" if inplace else "no", problem, instance.num_ops,
                              f"{engine}" + ("" if reference["engine_status"] == "OPTIMAL"
                                             else "*"),
                              reference["heuristic"], method, status, objective,
-                             outcome.best_bound, gap(objective, outcome.best_bound),
+                             result.best_bound, gap(objective, result.best_bound),
                              percent(objective, engine), f"{wall:.1f}")
                     print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
                     if args.jsonl:
                         row = {"network": name, "inplace": inplace, "problem": problem,
                                "ops": instance.num_ops, "method": method,
                                "status": str(status), "objective": objective,
-                               "best_bound": outcome.best_bound, "wall_time_s": round(wall, 3),
+                               "best_bound": result.best_bound, "wall_time_s": round(wall, 3),
                                "time_limit": args.time_limit, "workers": args.workers,
-                               "seed": args.seed, "violations": [str(v) for v in violations],
-                               "info": {k: v for k, v in outcome.info.items()
+                               "seed": args.seed,
+                               "info": {k: v for k, v in result.info.items()
                                         if k != "part_info"}} | reference
                         with open(args.jsonl, "a", encoding="utf-8") as handle:
                             handle.write(json.dumps(row, default=str) + "\n")

@@ -1,16 +1,20 @@
-"""Combinatorial lower bounds (Pisarchyk & Lee 2020, §4–5).
+"""Combinatorial lower bounds (Pisarchyk & Lee 2020, §4–5), and :func:`lower_bound` of any
+problem on the problem table.
 
 * Shared objects: the sum of **positional maximums** — the i-th positional maximum is the
   largest i-th biggest size over all operator profiles. Any assignment needs, at the op where
   the i-th positional maximum is attained, i distinct objects, the i-th of size at least that.
 * Offsets: the **max breadth**, rounded up to the alignment.
+
+With in-place pairs both are taken over the in-place-trimmed profiles (``docs/problems.md``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from optplan.model import Instance, Problem, round_up
+from optplan.model import Instance, round_up
+from optplan.problems import Problem, get_problem
 from optplan.profiles import breadths, compressed_times
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -47,25 +51,9 @@ def max_breadth(instance: Instance) -> int:
     return int(values.max()) if len(values) else 0
 
 
-def lower_bound(instance: Instance, problem: Problem | str) -> int:
-    """The combinatorial lower bound of ``problem`` on ``instance``.
-
-    With in-place pairs the plain bounds are not valid (a pair may share memory at its junction
-    op); they are then taken over the in-place-trimmed profiles, which equal the plain ones
-    without pairs.
-    """
-    problem = Problem.parse(problem)
-    if problem is Problem.PRELOAD:
-        from optplan.preload import latency_lower_bound
-
-        return latency_lower_bound(instance)
-    if instance.inplace_pairs and problem is Problem.SHARED_OBJECTS:
-        return shared_objects_bound(instance)
-    if instance.inplace_pairs and problem is Problem.OFFSETS:
-        return offsets_bound(instance)
-    if problem is Problem.SHARED_OBJECTS:
-        return sum(positional_maximums(instance))
-    return round_up(max_breadth(instance), instance.alignment)
+def lower_bound(instance, problem: Problem | str) -> int:
+    """The combinatorial lower bound of ``problem`` on ``instance`` (the problem table's)."""
+    return get_problem(problem).lower_bound(instance)
 
 
 # --- In-place variants: profiles without each pair's junction op --------------------------
@@ -152,29 +140,33 @@ def inplace_max_breadth(instance: Instance) -> int:
 
 
 def shared_objects_bound(instance: Instance) -> int:
-    """Lower bound on the SO(-IP) objective: the sum of (trimmed) positional maximums."""
-    return sum(inplace_positional_maximums(instance))
+    """Lower bound on the SO(-IP) objective: the sum of (trimmed) positional maximums.
+
+    With in-place pairs the plain bound is not valid (a pair may share memory at its junction
+    op); it is then taken over the trimmed profiles, which equal the plain ones without pairs.
+    """
+    if instance.inplace_pairs:
+        return sum(inplace_positional_maximums(instance))
+    return sum(positional_maximums(instance))
 
 
 def offsets_bound(instance: Instance) -> int:
     """Lower bound on the OC(-IP) objective: the (trimmed) max breadth, rounded up."""
-    return round_up(inplace_max_breadth(instance), instance.alignment)
-
-
-def _bound_outcome(instance: Instance, problem: Problem) -> SolverOutcome:
-    return SolverOutcome(Status.UNKNOWN, None, best_bound=lower_bound(instance, problem),
-                         solver="combinatorial")
+    breadth = inplace_max_breadth(instance) if instance.inplace_pairs else max_breadth(instance)
+    return round_up(breadth, instance.alignment)
 
 
 @register("lower_bound", Problem.SHARED_OBJECTS, kind="bound",
           reference="Pisarchyk & Lee 2020, sum of positional maximums")
 def shared_objects_bound_method(instance: Instance) -> SolverOutcome:
     """The positional-maximums bound as a method (no solution, status UNKNOWN)."""
-    return _bound_outcome(instance, Problem.SHARED_OBJECTS)
+    return SolverOutcome(Status.UNKNOWN, None, best_bound=shared_objects_bound(instance),
+                         solver="combinatorial")
 
 
 @register("lower_bound", Problem.OFFSETS, kind="bound",
           reference="Pisarchyk & Lee 2020, max breadth")
 def offsets_bound_method(instance: Instance) -> SolverOutcome:
     """The max-breadth bound as a method (no solution, status UNKNOWN)."""
-    return _bound_outcome(instance, Problem.OFFSETS)
+    return SolverOutcome(Status.UNKNOWN, None, best_bound=offsets_bound(instance),
+                         solver="combinatorial")

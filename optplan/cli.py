@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
 from optplan import __version__
+from optplan.commands._stdout import command_stdout
 from optplan.errors import OptplanError
 
 __all__ = ["main", "build_parser"]
@@ -40,19 +42,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
+    except BrokenPipeError:
+        # `optplan ... | head`: the reader has all it wanted. Point stdout at /dev/null so
+        # that the interpreter's own final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or EXIT_OK)
+        with command_stdout():  # a solver library's own prints go to stderr
+            return int(args.run(args) or EXIT_OK)
     except OptplanError as error:
         print(f"optplan: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("optplan: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-__all__ = ["OptplanError", "InputError", "UnknownMethodError", "SolverRangeError"]
+import contextlib
+
+__all__ = ["OptplanError", "InputError", "UnknownMethodError", "SolverRangeError",
+           "about_file"]
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters escaped (``\\x1e``), so that
+    a message quoting a file's bytes stays one line for every reader."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 class OptplanError(Exception):
@@ -30,7 +42,7 @@ class InputError(OptplanError, ValueError):
         elif self.line is not None:
             where = f"line {self.line}: "
         field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}".replace("\n", " ")
+        return _one_line(f"{where}{field}{self.message}")
 
     def located(self, file: str | None = None, line: int | None = None) -> "InputError":
         """The same error with a file (and line) filled in where they were unknown."""
@@ -38,11 +50,24 @@ class InputError(OptplanError, ValueError):
                           line=self.line if self.line is not None else line, field=self.field)
 
 
+@contextlib.contextmanager
+def about_file(path, *, unless_fields=()):
+    """Give an :class:`InputError` raised inside, that names no file, the file ``path``: what
+    a method finds wrong while it runs (``graph.ops``, sizes beyond a solver's range) is in
+    the instance file. Errors about the fields in ``unless_fields`` (flags) stay as they are."""
+    try:
+        yield
+    except InputError as error:
+        if error.file is not None or error.field in unless_fields:
+            raise
+        raise error.located(str(path)) from None
+
+
 class UnknownMethodError(OptplanError, KeyError):
     """A method name that the registry does not know, or that does not solve the problem."""
 
     def __str__(self) -> str:  # KeyError would quote the message
-        return self.args[0]
+        return _one_line(self.args[0])
 
 
 class SolverRangeError(InputError):

@@ -1,4 +1,4 @@
-"""Seeded synthetic instances for scaling studies (MISSION.md §3).
+"""Seeded synthetic instances for scaling studies: random DAGs, chains with skips, transformers.
 
 Four kinds, all deterministic for a given ``(num_tensors, seed)`` and vectorised with numpy so
 that 100,000 tensors take well under a second:

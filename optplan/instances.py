@@ -22,7 +22,8 @@ import numpy as np
 from optplan.bounds import lower_bound
 from optplan.errors import InputError
 from optplan.formats.instance_json import instance_to_dict, read_json_instance
-from optplan.model import Instance, Problem
+from optplan.model import Instance
+from optplan.problems import Problem
 from optplan.profiles import compressed_times
 
 __all__ = ["data_dir", "names", "load", "features", "summary", "content_hash",

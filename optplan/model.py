@@ -4,14 +4,13 @@ Time is the operator index in a fixed execution order. A usage record is live on
 the *closed* interval ``[first_op, last_op]`` and needs ``size`` bytes. Two records conflict
 when their intervals intersect.
 
-An instance may declare in-place pairs ``(a, b)`` (MISSION.md §1.3): tensor ``b`` may occupy
+An instance may declare in-place pairs ``(a, b)`` (``docs/problems.md``): tensor ``b`` may occupy
 exactly ``a``'s memory (the same shared object, or the same offset) provided
 ``a.last_op == b.first_op`` and ``b.size <= a.size``. Otherwise the two conflict as usual.
 """
 
 from __future__ import annotations
 
-import enum
 import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +20,6 @@ import numpy as np
 from optplan.errors import InputError
 
 __all__ = [
-    "Problem",
     "UsageRecord",
     "Instance",
     "SharedObjectsSolution",
@@ -32,36 +30,19 @@ __all__ = [
 ]
 
 
-class Problem(str, enum.Enum):
-    """The planning problems optplan knows."""
-
-    SHARED_OBJECTS = "shared_objects"
-    OFFSETS = "offsets"
-    PRELOAD = "preload"  # preload-aware planning (optplan.preload)
-
-    @classmethod
-    def parse(cls, text: "str | Problem") -> "Problem":
-        """Accept ``shared_objects``, ``shared-objects``, ``offsets`` (and the enum itself)."""
-        if isinstance(text, Problem):
-            return text
-        key = str(text).strip().lower().replace("-", "_")
-        for problem in cls:
-            if problem.value == key:
-                return problem
-        valid = ", ".join(p.value.replace("_", "-") for p in cls)
-        raise InputError(f"unknown problem {text!r}; valid: {valid}", field="problem")
-
-    @property
-    def cli_name(self) -> str:
-        return self.value.replace("_", "-")
-
-
 def round_up(value: int, alignment: int) -> int:
     """The smallest multiple of ``alignment`` that is ``>= value``."""
     return -(-value // alignment) * alignment
 
 
-MAX_VALUE = 2**62  # sizes, ops and alignments stay far inside int64 arithmetic
+MAX_VALUE = 2**62
+"""The largest size, op, alignment, and sum of aligned sizes an instance may hold.
+
+Every method's plan fits in the sum of the sizes rounded up to the alignment (stacking every
+tensor is a plan, and a placement never starts above the tensors below it), so a sum within
+2^62 keeps every offset, arena, breadth, bound and ``offset + size + alignment`` inside int64:
+heuristics may use numpy int64 arrays without overflow checks. An instance that does not fit
+is refused when it is built (:class:`Instance`), once for every method."""
 
 
 def require_int(value, field_name: str, *, minimum: int | None = None) -> int:
@@ -145,6 +126,15 @@ class Instance:
         if len(set(pairs)) != len(pairs):
             raise InputError("duplicate in-place pair", field="inplace")
         object.__setattr__(self, "inplace_pairs", tuple(pairs))
+        _check_total(self.records, self.alignment)
+
+    def __repr__(self) -> str:
+        """One short line (the records themselves are in ``.records``)."""
+        extras = [f"alignment={self.alignment}"] if self.alignment != 1 else []
+        if self.inplace_pairs:
+            extras.append(f"inplace_pairs={len(self.inplace_pairs)}")
+        return (f"Instance({self.name!r}, {len(self)} records, {self.num_ops} ops"
+                + "".join(f", {extra}" for extra in extras) + ")")
 
     # Cheap derived views (bulk algorithms use the numpy arrays).
     def __len__(self) -> int:
@@ -191,6 +181,17 @@ class Instance:
         records = [UsageRecord(str(i), first, last, size) for i, (first, last, size)
                    in enumerate(triples)]
         return cls(tuple(records), name=name, alignment=alignment, inplace_pairs=inplace_pairs)
+
+
+def _check_total(records, alignment: int) -> None:
+    """Refuse instances whose aligned sizes sum beyond :data:`MAX_VALUE`."""
+    total = sum(record.size for record in records)
+    aligned = total if alignment == 1 else sum(round_up(r.size, alignment) for r in records)
+    if aligned > MAX_VALUE:
+        field_name = "size" if total > MAX_VALUE else "alignment"
+        rounded = "" if field_name == "size" else f" rounded up to the alignment {alignment}"
+        raise InputError(f"the tensors' sizes{rounded} sum to {aligned}, above the limit "
+                         "2^62 that keeps every plan within 64-bit integers", field=field_name)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,11 @@ def operator_profiles(instance: Instance) -> list[list[int]]:
 
 
 def breadths(instance: Instance) -> np.ndarray:
-    """Breadth of every kept op, by a difference array. Complexity O(n log n)."""
+    """Breadth of every kept op, by a difference array. Complexity O(n log n).
+
+    int64 is exact here: an :class:`~optplan.model.Instance` keeps the sum of its sizes within
+    2^62 (:data:`optplan.model.MAX_VALUE`), and no breadth exceeds that sum.
+    """
     first, last, count = compressed_times(instance)
     delta = np.zeros(count + 1, dtype=np.int64)
     np.add.at(delta, first, instance.sizes)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 
-from optplan.model import Problem, Solution
+from optplan.model import Solution
+from optplan.problems import Problem
 
 __all__ = ["Status", "SolverOutcome", "Result", "relative_gap"]
 
@@ -38,13 +39,17 @@ class SolverOutcome:
 
 
 def relative_gap(objective: int | None, bound: int | None) -> float | None:
-    """``(objective - bound) / bound``: how far above the bound; 0 when they meet."""
+    """``(objective - bound) / bound``: how far above the bound; 0 when they meet.
+
+    ``None`` when it is undefined: no objective, no bound, or a bound of 0 below a positive
+    objective (never an infinity, which JSON cannot carry).
+    """
     if objective is None or bound is None:
         return None
     if objective == bound:
         return 0.0
     if bound <= 0:
-        return float("inf")
+        return None
     return (objective - bound) / bound
 
 

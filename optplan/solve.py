@@ -1,17 +1,19 @@
 """``solve(instance, method, problem=..., **params) -> Result``: the one entry point.
 
-It dispatches through the registry, times the method, puts the solution through the
-independent validator and fills in the objective, the combinatorial lower bound and the gap.
+It looks the problem up on the problem table and the method up in the registry, times the
+method, puts the solution through the problem's independent validator and fills in the
+objective, the combinatorial lower bound and the gap.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable
 
-from optplan.bounds import lower_bound
 from optplan.errors import InputError
-from optplan.model import Instance, Problem, Solution, round_up
+from optplan.params import check_parameter
+from optplan.problems import Problem, get_problem
 from optplan.registry import get_method
 from optplan.result import Result, SolverOutcome, Status, relative_gap
 from optplan.validate import validate
@@ -21,16 +23,10 @@ __all__ = ["solve", "objective_value", "SOLVER_FLAGS"]
 SOLVER_FLAGS = ("time_limit", "workers", "seed")
 
 
-def objective_value(instance: Instance, problem: Problem, solution: Solution) -> int:
-    """Shared objects: the sum of object sizes. Offsets: the arena size, rounded up to the
-    alignment. Preload: the latency in µs (``optplan.preload.plan_latency``)."""
-    if problem is Problem.PRELOAD:
-        from optplan.preload import plan_latency
-
-        return plan_latency(instance, solution)
-    if problem is Problem.SHARED_OBJECTS:
-        return solution.total_size
-    return round_up(solution.arena_size, instance.alignment)
+def objective_value(instance, problem: Problem | str, solution) -> int:
+    """The objective of ``solution``, recomputed by the problem's spec (shared objects: the sum
+    of object sizes; offsets: the arena rounded up to the alignment; preload: the latency)."""
+    return get_problem(problem).objective(instance, solution)
 
 
 def _call_arguments(accepted: set[str] | None, method: str, params: dict) -> dict:
@@ -44,13 +40,17 @@ def _call_arguments(accepted: set[str] | None, method: str, params: dict) -> dic
     return {k: v for k, v in params.items() if k in accepted}
 
 
-def solve(instance: Instance, method: str, problem: Problem | str | None = None, *,
+def solve(instance, method: str, problem: Problem | str | None = None, *,
           inplace: bool = False, time_limit: float | None = None, workers: int | None = None,
           seed: int | None = None, **params) -> Result:
     """Run ``method`` on ``instance`` and return a validated :class:`Result`.
 
-    ``problem`` may be omitted when the method solves exactly one problem. In-place pairs are
-    used only with ``inplace=True`` (otherwise every pair conflicts as usual).
+    ``problem`` may be omitted when the method solves exactly one problem. The instance options
+    of the problem (``inplace``; ``budget`` for preload) shape the instance that is solved:
+    in-place pairs are used only with ``inplace=True`` (otherwise every pair conflicts as
+    usual). Exact methods also take ``warm_start`` and ``initial_solution`` (see
+    :mod:`optplan.warm_start`; ``initial_solution`` may be a solution file, read by the
+    problem's reader) and pass other parameters to their solver.
 
     >>> from optplan import Instance, solve
     >>> result = solve(Instance.from_tuples([(0, 1, 32), (1, 2, 8), (2, 3, 32)]),
@@ -65,36 +65,38 @@ def solve(instance: Instance, method: str, problem: Problem | str | None = None,
                              f"{', '.join(p.cli_name for p in info.problems)}; name the problem",
                              field="problem")
         problem = info.problems[0]
-    problem = Problem.parse(problem)
-    info = get_method(method, problem)
+    spec = get_problem(problem)
+    info = get_method(method, spec.name)
     recorded = dict(params)
-    if problem is Problem.PRELOAD:
-        if "budget" in params:  # the budget is part of the preload instance
-            instance = instance.with_budget(params.pop("budget"))
-    elif not inplace:
-        instance = instance.without_inplace()
+    options = {"inplace": inplace} | {name: params.pop(name) for name in spec.solve_options
+                                      if name in params and name != "inplace"}
+    instance = spec.prepared(instance, **options)
+    if isinstance(params.get("initial_solution"), (str, Path)):
+        params["initial_solution"] = spec.read_solution(instance, params["initial_solution"])
     flags = {"time_limit": time_limit, "workers": workers, "seed": seed}
     given = {k: v for k, v in flags.items() if v is not None} | params
-    func: Callable = info.implementations[problem]
-    arguments = _call_arguments(info.accepts(problem), method, given)
+    func: Callable = info.implementations[spec.problem]
+    arguments = _call_arguments(info.accepts(spec.name), method, given)
+    for key, value in arguments.items():
+        check_parameter(func, key, value)
 
-    bound = lower_bound(instance, problem)
     start = time.perf_counter()
     output = func(instance, **arguments)
     wall = time.perf_counter() - start
 
+    bound = spec.lower_bound(instance)
     outcome = output if isinstance(output, SolverOutcome) else _heuristic_outcome(output)
     solution = outcome.solution
     objective = violations = valid = None
     if solution is not None:
-        objective = objective_value(instance, problem, solution)
-        violations = tuple(str(v) for v in validate(instance, problem, solution))
+        objective = spec.objective(instance, solution)
+        violations = tuple(str(v) for v in validate(instance, spec.name, solution))
         valid = not violations
     best_bound = bound if outcome.best_bound is None else max(bound, outcome.best_bound)
     if outcome.status is Status.OPTIMAL and objective is not None:
         best_bound = objective
     return Result(
-        instance=instance.name, problem=problem, method=info.name, status=outcome.status,
+        instance=instance.name, problem=spec.problem, method=info.name, status=outcome.status,
         objective=objective, lower_bound=bound,
         best_bound=None if outcome.status is Status.INFEASIBLE else best_bound,
         gap=relative_gap(objective, best_bound), wall_time_s=wall, valid=valid,

@@ -12,13 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, Solution
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
+from optplan.problems import Problem, get_problem
 
 __all__ = ["ViolationKind", "Violation", "validate", "validate_shared_objects",
            "validate_offsets"]
 
 
 class ViolationKind(str, enum.Enum):
+    """The kinds of violation of optplan's own problems (a problem package may use its own
+    strings as kinds)."""
+
     WRONG_LENGTH = "wrong_length"          # not one entry per record
     BAD_OBJECT_ID = "bad_object_id"        # object id outside 0..len(object_sizes)-1
     OBJECT_TOO_SMALL = "object_too_small"  # an object smaller than one of its tensors
@@ -29,7 +33,7 @@ class ViolationKind(str, enum.Enum):
     ARENA_MISSTATED = "arena_misstated"    # stated arena size != max(offset + size)
     BAD_INPLACE = "bad_inplace"            # an in-place pair sharing memory other than exactly
     WRONG_TYPE = "wrong_type"              # a solution of the wrong problem
-    # Preload-aware planning (optplan.preload):
+    # Preload-aware planning (optplan.preload, ``docs/problems.md``):
     MISSING_TENSOR = "missing_tensor"      # a plan without exactly one entry per tensor
     OVER_BUDGET = "over_budget"            # offset + size beyond the memory budget
     BAD_PRELOAD = "bad_preload"            # preload step outside [max(0, l_w - window), l_w]
@@ -39,33 +43,21 @@ class ViolationKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Violation:
-    kind: ViolationKind
+    kind: ViolationKind | str
     message: str
 
     def __str__(self) -> str:
-        return f"{self.kind.value}: {self.message}"
+        return f"{getattr(self.kind, 'value', self.kind)}: {self.message}"
 
 
-def validate(instance: Instance, problem: Problem | str, solution: Solution) -> list[Violation]:
-    """All violations of ``solution`` for ``problem`` on ``instance`` (empty when valid)."""
-    problem = Problem.parse(problem)
-    if problem is Problem.PRELOAD:
-        from optplan.preload import validate_plan
-
-        return validate_plan(instance, solution)
-    if problem is Problem.SHARED_OBJECTS:
-        if not isinstance(solution, SharedObjectsSolution):
-            return [Violation(ViolationKind.WRONG_TYPE,
-                              f"expected a shared-objects solution, got {type(solution).__name__}")]
-        return validate_shared_objects(instance, solution)
-    if not isinstance(solution, OffsetsSolution):
-        return [Violation(ViolationKind.WRONG_TYPE,
-                          f"expected an offsets solution, got {type(solution).__name__}")]
-    return validate_offsets(instance, solution)
-
-
-def _conflict(a, b) -> bool:
-    return a.first_op <= b.last_op and b.first_op <= a.last_op
+def validate(instance, problem: Problem | str, solution) -> list[Violation]:
+    """All violations of ``solution`` for ``problem`` on ``instance`` (empty when valid), by
+    the problem's own validator on the problem table."""
+    spec = get_problem(problem)
+    if not isinstance(solution, spec.solution_type):
+        return [Violation(ViolationKind.WRONG_TYPE, f"expected a {spec.name} solution "
+                          f"({spec.solution_type.__name__}), got {type(solution).__name__}")]
+    return spec.validate(instance, solution)
 
 
 def validate_shared_objects(instance: Instance,

@@ -18,3 +18,20 @@ def minimalloc_dir() -> Path:
     if not (MINIMALLOC / "challenging").is_dir():
         pytest.skip(f"MiniMalloc benchmark CSVs not found at {MINIMALLOC}")
     return MINIMALLOC
+
+
+@pytest.fixture
+def mediapipe_file():
+    """``mediapipe_file("mediapipe/modules/...tflite")``: that member of the MediaPipe 0.10.21
+    wheel, extracted from the wheel ``make test`` downloads into optplan's cache (the test
+    skips when the wheel is not there)."""
+    from optplan.importers.sources import _cache_dir, resolve_source
+
+    cache = _cache_dir() / "mediapipe-0.10.21"
+
+    def member(path: str) -> Path:
+        if not (cache / path).is_file() and not list(cache.glob("*.whl")):
+            pytest.skip(f"MediaPipe wheel not cached at {cache} (make test fetches it)")
+        return resolve_source(f"wheel:mediapipe==0.10.21/{path}")
+
+    return member

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from optplan import Instance
+from optplan.preload import Layer, PreloadInstance, PreloadTensor
 
 # Named cases, (first_op, last_op, size) each.
 NAMED = {
@@ -30,9 +31,9 @@ def named(name: str, **kwargs) -> Instance:
 
 @st.composite
 def instances(draw, max_tensors: int = 8, max_ops: int = 10, max_size: int = 64,
-              alignment: bool = False, inplace: bool = False) -> Instance:
+              alignment: bool = False, inplace: bool = False, min_tensors: int = 0) -> Instance:
     """Random small instances; optionally a random alignment and in-place pairs."""
-    count = draw(st.integers(0, max_tensors))
+    count = draw(st.integers(min_tensors, max_tensors))
     triples = []
     for _ in range(count):
         first = draw(st.integers(0, max_ops - 1))
@@ -73,3 +74,26 @@ def tiny_instances(draw, max_tensors: int = 7) -> Instance:
     pairs = draw(st.lists(st.sampled_from(admissible), unique=True, max_size=4)
                  if admissible else st.just([]))
     return Instance.from_tuples(triples, alignment=alignment, inplace_pairs=pairs)
+
+
+@st.composite
+def tiny_preload_instances(draw):
+    """Preload instances: <= 4 layers, <= 3 weights, <= 8 tensors."""
+    layers = draw(st.integers(1, 4))
+    compute = draw(st.lists(st.integers(0, 20), min_size=layers, max_size=layers))
+    tensors = []
+    for k in range(draw(st.integers(0, 3))):
+        first = draw(st.integers(0, layers - 1))
+        last = draw(st.integers(first, layers - 1))
+        tensors.append(PreloadTensor(f"a{k}", "activation", draw(st.integers(1, 6)), first,
+                                     last))
+    for k in range(draw(st.integers(1, 3))):
+        layer = draw(st.integers(0, layers - 1))
+        tensors.append(PreloadTensor(f"w{k}", "weight", draw(st.integers(1, 6)), layer, layer,
+                                     draw(st.integers(0, 30))))
+    if draw(st.booleans()):
+        step = draw(st.integers(0, layers - 1))
+        tensors.append(PreloadTensor("s", "scratch", draw(st.integers(1, 4)), step, step))
+    window = draw(st.one_of(st.none(), st.integers(0, 2)))
+    return PreloadInstance(tuple(Layer(f"l{i}", c) for i, c in enumerate(compute)),
+                           tuple(tensors), "tiny", window)

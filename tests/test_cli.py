@@ -110,14 +110,41 @@ def test_methods_json_lists_every_method_with_its_fields(capsys):
     assert code == 0
     by_name = {row["name"]: row for row in rows}
     for row in rows:
-        assert set(row) == {"name", "problems", "kind", "input", "reference"}
+        assert set(row) == {"name", "problems", "kind", "input", "reference", "parameters"}
         assert row["kind"] in ("heuristic", "exact", "bound")
         assert row["input"] in ("records", "graph")
     for name in ("naive", "equality", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
                  "greedy_best", "min_cost_flow"):
-        assert "shared_objects" in by_name[name]["problems"]
+        assert "shared-objects" in by_name[name]["problems"]
     for name in ("greedy_by_size", "greedy_by_breadth"):
         assert "offsets" in by_name[name]["problems"]
+
+
+def test_methods_json_gives_every_exact_method_the_keyword_contract(capsys):
+    code, out, _ = run_cli(capsys, "methods", "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    for row in rows.values():
+        if row["kind"] == "exact":
+            names = [parameter["name"] for parameter in row["parameters"]]
+            assert names[:5] == ["time_limit", "workers", "seed", "warm_start",
+                                 "initial_solution"]
+            assert row["parameters"][-1]["kind"] == "var_keyword"
+    assert {"name": "time_limit", "default": None,
+            "problems": ["shared-objects", "offsets", "preload"]} in rows["cpsat"]["parameters"]
+
+
+def test_solve_takes_the_exact_contract_on_the_command_line(capsys, example, tmp_path):
+    start = tmp_path / "start.csv"
+    code, _, _ = run_cli(capsys, "solve", example, "--problem", "offsets", "--method",
+                         "greedy_by_size", "--output", str(start))
+    assert code == 0
+    code, out, _ = run_cli(capsys, "solve", example, "--problem", "offsets", "--method",
+                           "milp_highs", "--warm-start", "false", "--initial-solution",
+                           str(start), "--param", "presolve=off", "--json")
+    assert code == 0 and json.loads(out)["status"] == "OPTIMAL"
+    code, _, err = run_cli(capsys, "solve", example, "--problem", "offsets", "--method",
+                           "milp_highs", "--param", "no_such_option=1")
+    assert code == 2 and "no_such_option" in err
 
 
 def test_compare_prints_a_table(capsys, example):
@@ -132,3 +159,18 @@ def test_entry_point_runs_as_a_program(example):
                                capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["objective"] == 124
+
+
+def test_validate_checks_a_preload_plan_too(capsys, tmp_path):
+    from pathlib import Path
+
+    instance = Path(__file__).resolve().parents[1] / "data" / "preload" / \
+        "mobilenet_v2_fused_tflite_224_phone.json"
+    plan = tmp_path / "plan.json"
+    code, _, _ = run_cli(capsys, "solve", str(instance), "--problem", "preload", "--method",
+                         "flexnn", "--output", str(plan))
+    assert code == 0
+    code, out, _ = run_cli(capsys, "validate", str(instance), str(plan), "--problem",
+                           "preload", "--json")
+    assert code == 0 and json.loads(out)["valid"] is True
+    assert json.loads(out)["problem"] == "preload"

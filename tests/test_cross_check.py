@@ -1,5 +1,5 @@
 """Cross-check: CP-SAT = MILP(HiGHS) = MILP(CBC) = brute force on random tiny instances, and
-lower bound <= exact optimum <= every registered heuristic (MISSION.md §2).
+lower bound <= exact optimum <= every registered heuristic (``docs/problems.md``).
 
 The instances are small enough (at most 7 tensors) that brute force is instant; the solver
 runs skip the heuristic warm start and the stop-at-bound shortcut so that the models
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optplan import Problem, Status, lower_bound, methods, solve
-from optplan.exact._common import offsets_bound, shared_objects_bound
+from optplan.bounds import offsets_bound, shared_objects_bound
 
 from factories import tiny_instances
 
@@ -22,7 +22,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def model_variant(draw, method: str, problem: Problem) -> dict:
-    params = {"stop_at_bound": False, "use_heuristics": False}
+    params = {"stop_at_bound": False, "warm_start": False}
     params["workers"] = 2 if method == "cpsat" else 1
     if problem is Problem.SHARED_OBJECTS:
         encodings = ["cliques", "pairs"] + (["no_overlap"] if method == "cpsat" else [])

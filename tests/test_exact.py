@@ -10,9 +10,9 @@ import pytest
 from factories import named
 from optplan import Instance, Problem, Status, load_instance, solve
 from optplan.errors import InputError, SolverRangeError
-from optplan.exact._common import (conflict_pairs, explicit_conflicts, maximal_profiles,
-                                   offsets_bound, shared_objects_bound, time_components,
-                                   trimmed_lifetimes)
+from optplan.bounds import (maximal_profiles, offsets_bound, shared_objects_bound,
+                            trimmed_lifetimes)
+from optplan.exact.geometry import conflict_pairs, explicit_conflicts, time_components
 from optplan.exact.brute_force import MAX_RECORDS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,7 +21,7 @@ SOLVERS = ["cpsat", "milp_highs", "milp_cbc"]
 EXACT = SOLVERS + ["brute_force"]
 PROBLEMS = [Problem.SHARED_OBJECTS, Problem.OFFSETS]
 # Exercise the models themselves: no shortcut when a heuristic meets the bound.
-MODEL_ONLY = {"stop_at_bound": False, "use_heuristics": False}
+MODEL_ONLY = {"stop_at_bound": False, "warm_start": False}
 
 
 def run(instance, method, problem, **params):
@@ -232,7 +232,7 @@ def test_empty_instance(method, problem):
 @pytest.mark.parametrize("method", ["cpsat", "milp_highs"])
 def test_time_limited_run_does_not_claim_optimality(method, minimalloc_dir):
     instance = load_instance(minimalloc_dir / "challenging" / "K.1048576.csv")
-    result = solve(instance, method, "offsets", time_limit=2.0, use_heuristics=False)
+    result = solve(instance, method, "offsets", time_limit=2.0, warm_start=False)
     assert result.valid
     assert result.best_bound is not None and result.best_bound <= result.objective
     if result.objective > result.best_bound:
@@ -263,7 +263,8 @@ def test_milp_too_large_to_build_returns_the_warm_start(problem, monkeypatch):
 def test_time_left_by_an_unsolved_part_goes_to_the_later_parts():
     """Two time parts that both need work: the first gets half the time left, the second
     all of what is left then (not half again, which ended MiniMalloc E's runs at 35 s)."""
-    from optplan.exact._common import Budget, PartOutcome, Trajectory, solve_offsets_by_parts
+    from optplan.exact.parts import PartOutcome, solve_offsets_by_parts
+    from optplan.exact.run import ExactRun
 
     # Two parts (ops 0-1 and 2-3); the warm start stacks each part's pair, above the bound.
     instance = Instance.from_tuples([(0, 1, 4), (0, 0, 3), (1, 1, 3), (2, 3, 4), (2, 2, 3),
@@ -276,9 +277,11 @@ def test_time_left_by_an_unsolved_part_goes_to_the_later_parts():
                                                     zip(start_offsets, part.records)),
                            target, False)
 
-    budget = Budget(100.0)
-    solve_offsets_by_parts(instance, slow_part, budget=budget, trajectory=Trajectory(budget),
-                           use_heuristics=False, decompose=True, stop_at_bound=False)
+    run = ExactRun(instance, "offsets", solver="stub", version="", time_limit=100.0,
+                   workers=None, seed=None, default_workers=1)
+    budget = run.budget
+    solve_offsets_by_parts(run, slow_part, warm_start=False, initial_solution=None,
+                           decompose=True, stop_at_bound=False)
     # two passes (the stub never proves its part, and returns at once)
     assert len(limits) == 4
     (first, left_then), (second, left_later) = limits[:2]
@@ -289,7 +292,8 @@ def test_time_left_by_an_unsolved_part_goes_to_the_later_parts():
 def test_a_part_left_open_gets_the_time_a_quick_part_left():
     """MiniMalloc E: the harder part gets half the time and stays open, the other closes at
     once; the open part is then solved again with the rest (E's run ended at 32 s of 60)."""
-    from optplan.exact._common import Budget, PartOutcome, Trajectory, solve_offsets_by_parts
+    from optplan.exact.parts import PartOutcome, solve_offsets_by_parts
+    from optplan.exact.run import ExactRun
 
     instance = Instance.from_tuples([(0, 1, 4), (0, 0, 3), (1, 1, 3), (2, 3, 4), (2, 2, 3),
                                      (3, 3, 3)], name="two_parts")
@@ -300,10 +304,10 @@ def test_a_part_left_open_gets_the_time_a_quick_part_left():
         arena = max(o + r.size for o, r in zip(start_offsets, part.records))
         return PartOutcome(list(start_offsets), arena, target, part.name.endswith("#1"))
 
-    budget = Budget(100.0)
-    solve_offsets_by_parts(instance, one_open_part, budget=budget,
-                           trajectory=Trajectory(budget), use_heuristics=False, decompose=True,
-                           stop_at_bound=False)
+    run = ExactRun(instance, "offsets", solver="stub", version="", time_limit=100.0,
+                   workers=None, seed=None, default_workers=1)
+    solve_offsets_by_parts(run, one_open_part, warm_start=False, initial_solution=None,
+                           decompose=True, stop_at_bound=False)
     names = [name for name, _ in calls]
     open_part = next(name for name in names if not name.endswith("#1"))
     assert names.count(open_part) == 2 and len(calls) == 3

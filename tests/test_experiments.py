@@ -23,7 +23,7 @@ from optplan.experiments.grid import expand
 from optplan.experiments.runner import Progress, run_experiment
 from optplan.experiments.store import RunStore, read_rows
 from optplan.formats import load_instance, read_solution_csv
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import get_method, methods
 from optplan.validate import validate
 
@@ -71,6 +71,15 @@ def exit_early(instance):
 @register("test_raise", "offsets")
 def raise_error(instance):
     raise ValueError("boom on purpose")
+
+
+@register("test_crash_once", "offsets")
+def crash_once(instance, *, marker=""):
+    """Dies (as a killed worker would) the first time, then succeeds."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return stack(instance)
 '''
 
 
@@ -349,12 +358,12 @@ def test_a_run_directory_refuses_a_different_config(smoke_run, tmp_path):
         run_experiment(other, out=smoke_run[0].run_dir, stream=io.StringIO(), bar=False)
 
 
-def test_watchdog_and_failures_are_rows_and_the_run_exits_0(tmp_path, plugin_path, capsys):
+def test_watchdog_and_failures_are_rows_and_crashes_exit_1(tmp_path, plugin_path, capsys):
     config = plugin_config(tmp_path, plugin_path, '''
 methods = ["test_stack", "test_hang", "test_segfault", "test_exit", "test_raise"]
 ''')
     out = tmp_path / "run"
-    assert main(["run", str(config), "--out", str(out), "--no-progress", "--jobs", "2"]) == 0
+    assert main(["run", str(config), "--out", str(out), "--no-progress", "--jobs", "2"]) == 1
     rows = {row["method"]: row for row in read_rows(out / "results.jsonl")[0].values()}
     assert rows["test_stack"]["status"] == "FEASIBLE" and rows["test_stack"]["valid"] is True
     assert rows["test_hang"]["status"] == "TIMEOUT"
@@ -376,6 +385,39 @@ methods = ["test_stack", "test_hang", "test_segfault", "test_exit", "test_raise"
     summary = capsys.readouterr().out
     assert "failures (4):" in summary and "boom on purpose" in summary
     assert "killed by signal SIGSEGV" in summary
+
+
+def test_crashed_jobs_run_again_on_resume_unless_told_not_to(tmp_path, plugin_path, capsys):
+    marker = tmp_path / "crashed-once"
+    config = plugin_config(tmp_path, plugin_path, f'''
+[[methods]]
+name = "test_crash_once"
+params = {{ marker = "{marker}" }}
+[[methods]]
+name = "test_stack"
+''')
+    out = tmp_path / "run"
+    argv = ["run", str(config), "--out", str(out), "--no-progress"]
+    assert main(argv) == 1  # its worker was killed: CRASHED, and the run says so
+    assert "1 job(s) crashed" in capsys.readouterr().err
+    rows = {row["method"]: row for row in read_rows(out / "results.jsonl")[0].values()}
+    assert rows["test_crash_once"]["status"] == "CRASHED"
+    assert "SIGKILL" in rows["test_crash_once"]["reason"]
+    assert rows["test_crash_once"]["attempt"] == 1
+
+    before = (out / "results.jsonl").read_bytes()
+    assert main(argv + ["--no-retry-crashed"]) == 1  # kept as it is
+    assert (out / "results.jsonl").read_bytes() == before
+
+    assert main(argv) == 0  # run again: it succeeds now; the good job is not redone
+    assert "running 1 crashed job(s) again" in capsys.readouterr().err
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 3  # the crashed row stays as history
+    rows = {row["method"]: row for row in read_rows(out / "results.jsonl")[0].values()}
+    assert rows["test_crash_once"]["status"] == "FEASIBLE"
+    assert rows["test_crash_once"]["attempt"] == 2 and rows["test_stack"]["attempt"] == 1
+    table = pd.read_parquet(out / "results.parquet")
+    assert sorted(table["status"]) == ["FEASIBLE", "FEASIBLE"]
 
 
 def test_progress_bar_shows_done_total_and_running():
@@ -471,8 +513,13 @@ params = { delay = 0.2 }
     assert widest == 2
 
 
-def test_unavailable_backend_is_a_usage_error(tmp_path, capsys):
+def test_unavailable_backend_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ray" else real_find_spec(name, *a))
     out = tmp_path / "run"
     assert main(["run", str(SMOKE), "--out", str(out), "--backend", "ray"]) == 2
-    assert "ray backend is not implemented" in capsys.readouterr().err
+    assert "pip install 'optplan[ray]'" in capsys.readouterr().err
     assert not out.exists()

@@ -195,13 +195,9 @@ BLAZEFACE = "mediapipe/modules/face_detection/face_detection_short_range.tflite"
 
 
 @pytest.fixture
-def blazeface_path():
+def blazeface_path(mediapipe_file):
     pytest.importorskip("tflite")
-    from optplan.importers.sources import _cache_dir
-    path = _cache_dir() / "mediapipe-0.10.21" / BLAZEFACE
-    if not path.is_file():
-        pytest.skip(f"MediaPipe wheel not cached at {path.parent}")
-    return path
+    return mediapipe_file(BLAZEFACE)
 
 
 @pytest.mark.tflite

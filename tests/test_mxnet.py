@@ -17,7 +17,8 @@ from optplan.graph import Graph, Op, Tensor, lifetimes
 from optplan.graph.nntrainer_inplace import (InPlaceMode, inplace_modes, nntrainer_inplace,
                                              nntrainer_inplace_instance)
 from optplan.heuristics.mxnet import op_colors, plan_storage, reference_counts
-from optplan.model import Instance, Problem
+from optplan.model import Instance
+from optplan.problems import Problem
 
 PROBLEMS = (Problem.SHARED_OBJECTS, Problem.OFFSETS)
 

@@ -17,38 +17,18 @@ from optplan.preload.exact_cpsat import cpsat_minimum_budget
 from optplan.preload.exact_milp import milp_minimum_budget
 from optplan.preload.flexnn import flexnn, pin_all
 from optplan.preload.formulation import pinned_on_top
-from optplan.preload.pareto import minimum_budget, no_pressure_budget, pareto_curve, pareto_front
+from optplan.experiments.pareto import pareto_curve
+from optplan.preload.pareto import minimum_budget, no_pressure_budget, pareto_front
 from optplan.result import Status
 from optplan.solve import solve
+
+from factories import tiny_preload_instances as tiny_instances
 
 pytest.importorskip("ortools")
 pytest.importorskip("highspy")
 
 EXACT = {"brute_force": {}, "cpsat": {}, "cpsat_full_model": {"relaxation": False},
          "milp_highs": {}}
-
-
-@st.composite
-def tiny_instances(draw):
-    """<= 4 layers, <= 3 weights, <= 8 tensors."""
-    layers = draw(st.integers(1, 4))
-    compute = draw(st.lists(st.integers(0, 20), min_size=layers, max_size=layers))
-    tensors = []
-    for k in range(draw(st.integers(0, 3))):
-        first = draw(st.integers(0, layers - 1))
-        last = draw(st.integers(first, layers - 1))
-        tensors.append(PreloadTensor(f"a{k}", "activation", draw(st.integers(1, 6)), first,
-                                     last))
-    for k in range(draw(st.integers(1, 3))):
-        layer = draw(st.integers(0, layers - 1))
-        tensors.append(PreloadTensor(f"w{k}", "weight", draw(st.integers(1, 6)), layer, layer,
-                                     draw(st.integers(0, 30))))
-    if draw(st.booleans()):
-        step = draw(st.integers(0, layers - 1))
-        tensors.append(PreloadTensor("s", "scratch", draw(st.integers(1, 4)), step, step))
-    window = draw(st.one_of(st.none(), st.integers(0, 2)))
-    return PreloadInstance(tuple(Layer(f"l{i}", c) for i, c in enumerate(compute)),
-                           tuple(tensors), "tiny", window)
 
 
 def budgets(instance):

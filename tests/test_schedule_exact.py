@@ -210,7 +210,7 @@ def test_exact_methods_improve_on_the_engine_order():
         assert outcome.info["warm_start"] == "original_order"
         assert outcome.info["warm_start_objective"] == 21
         assert outcome.info["time_limit"] == 10 and outcome.info["workers"] == 1
-        assert outcome.trajectory[0][1:] == (21, 11) and outcome.trajectory[-1][1:] == (12, 12)
+        assert outcome.trajectory[1][1:] == (21, 11) and outcome.trajectory[-1][1:] == (12, 12)
 
 
 def test_warm_start_candidates_and_initial_solution():

@@ -24,15 +24,16 @@ TRAIN_INSTANCES = ("mobilenet_v2_train_torch_224", "resnet50_train_torch_224",
 # --- without torch ---------------------------------------------------------------------------
 
 def test_core_modules_do_not_import_torch():
-    code = ("import sys, optplan.replay, optplan.importers.torch_export, "
-            "optplan.importers.torch_training, optplan.importers.torch_models, "
-            "optplan.commands.replay; assert 'torch' not in sys.modules, 'torch imported'")
+    code = ("import sys, optplan.torch.replay, optplan.torch.export, "
+            "optplan.torch.training, optplan.torch.models, "
+            "optplan.commands.replay, optplan.commands.import_cmd; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_missing_torch_is_a_clear_error(monkeypatch):
     from optplan.importers import MissingExtraError
-    from optplan.importers.torch_export import torch_module
+    from optplan.torch.export import torch_module
 
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(MissingExtraError, match="pip install"):
@@ -83,6 +84,16 @@ def test_replay_command_refuses_a_non_torch_instance(tmp_path):
         pytest.skip("TFLite MobileNet v2 instance not committed")
     with pytest.raises(InputError, match="not a torch instance"):
         run(Args)
+
+
+def test_import_torch_bad_network_or_flags_exit_2(capsys):
+    from optplan.cli import main
+
+    assert main(["import", "torch", "no_such_network"]) == 2
+    assert "unknown torch model 'no_such_network'" in capsys.readouterr().err
+    assert main(["import", "torch", "gpt2", "--size", "224"]) == 2
+    assert main(["import", "onnx", "model.onnx"]) == 2          # --network is required there
+    assert "needs --network" in capsys.readouterr().err
 
 
 # --- with torch --------------------------------------------------------------------------------
@@ -143,7 +154,7 @@ def _with_loss(network):
 def tiny_program():
     if not HAS_TORCH:
         pytest.skip("torch is not installed")
-    from optplan.importers.torch_export import export_program
+    from optplan.torch.export import export_program
 
     module, args = _tiny_network()
     return export_program(module, args, name="tiny")
@@ -153,7 +164,7 @@ def tiny_program():
 def tiny_training_program():
     if not HAS_TORCH:
         pytest.skip("torch is not installed")
-    from optplan.importers.torch_training import export_training_program
+    from optplan.torch.training import export_training_program
 
     module, args = _tiny_network()
     return export_training_program(_with_loss(module), args + (_torch().tensor([3]),),
@@ -215,7 +226,7 @@ def test_fused_graph_folds_batch_norm_and_activations(tiny_program):
 @pytest.mark.torch
 @needs_torch
 def test_training_graph_saved_activation_lives_into_backward(tiny_training_program):
-    from optplan.importers.torch_training import (saved_activation_bytes,
+    from optplan.torch.training import (saved_activation_bytes,
                                                   saved_activations_in_graph)
 
     program = tiny_training_program
@@ -238,7 +249,7 @@ def test_training_graph_saved_activation_lives_into_backward(tiny_training_progr
 @needs_torch
 @pytest.mark.parametrize("which", ["tiny_program", "tiny_training_program"])
 def test_replay_passes_with_an_optimal_plan(which, request):
-    from optplan.replay import replay
+    from optplan.torch.replay import replay
 
     program = request.getfixturevalue(which)
     instance = _aligned_instance(program)
@@ -254,7 +265,7 @@ def test_replay_passes_with_an_optimal_plan(which, request):
 @needs_torch
 @pytest.mark.parametrize("which", ["tiny_program", "tiny_training_program"])
 def test_replay_fails_with_a_corrupted_plan(which, request):
-    from optplan.replay import overlap_live_tensors, replay
+    from optplan.torch.replay import overlap_live_tensors, replay
 
     program = request.getfixturevalue(which)
     instance = _aligned_instance(program)
@@ -271,7 +282,7 @@ def test_replay_fails_when_a_lifetime_is_too_short(tiny_program):
     plan reuses the memory of a tensor that is still read, and the replay must notice."""
     from optplan import solve
     from optplan.model import Instance, UsageRecord
-    from optplan.replay import replay
+    from optplan.torch.replay import replay
 
     instance = _aligned_instance(tiny_program)
     longest = max(range(len(instance)), key=lambda i: (instance.records[i].last_op -
@@ -289,7 +300,7 @@ def test_replay_fails_when_a_lifetime_is_too_short(tiny_program):
 @pytest.mark.torch
 @needs_torch
 def test_replay_rejects_misaligned_offsets(tiny_program):
-    from optplan.replay import replay
+    from optplan.torch.replay import replay
 
     instance = _aligned_instance(tiny_program)
     offsets, position = [], 0
@@ -304,7 +315,7 @@ def test_replay_rejects_misaligned_offsets(tiny_program):
 @pytest.mark.torch
 @needs_torch
 def test_out_overload_matches_argument_types():
-    from optplan.replay import copy_overload, out_overload
+    from optplan.torch.replay import copy_overload, out_overload
 
     aten = _torch().ops.aten
     assert out_overload(aten.add.Tensor)[0] is aten.add.out
@@ -328,8 +339,8 @@ def test_timm_mobilenet_v2_matches_the_hand_written_one():
     if importlib.util.find_spec("timm") is None:
         pytest.skip("timm is not installed (pip install timm --no-deps)")
     from optplan.graph import fuse, lifetimes
-    from optplan.importers.torch_export import export_program
-    from optplan.importers.torch_models import build, timm_model
+    from optplan.torch.export import export_program
+    from optplan.torch.models import build, timm_model
 
     graphs = []
     for module, args in (timm_model("mobilenetv2_100"), build("mobilenet_v2")):
@@ -339,3 +350,21 @@ def test_timm_mobilenet_v2_matches_the_hand_written_one():
     assert timm_graph.op_type_counts() == ours.op_type_counts()
     naive = [int(lifetimes(g, name="m").sizes.sum()) for g in graphs]
     assert naive[0] == naive[1]
+
+
+@pytest.mark.torch
+@needs_torch
+def test_import_torch_regenerates_the_committed_instance(tmp_path, capsys):
+    """The regeneration command recorded in the provenance rebuilds the committed file."""
+    import shlex
+
+    from optplan.cli import main
+    from optplan.formats import load_instance
+
+    committed = instances.load("mobilenet_v2_raw_torch_224")
+    words = shlex.split(committed.provenance["command"])
+    assert words[:3] == ["optplan", "import", "torch"]
+    assert main([*words[1:], "--out", str(tmp_path / "again.json")]) == 0
+    again = load_instance(tmp_path / "again.json")
+    assert again.provenance["content_sha256"] == committed.provenance["content_sha256"]
+    assert again.provenance["command"] == committed.provenance["command"]

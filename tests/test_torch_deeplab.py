@@ -33,7 +33,7 @@ def test_fused_deeplab_v3_export_matches_tflite():
     """
     if TFLITE not in instances.names():
         pytest.skip(f"{TFLITE} is not committed")
-    from optplan.importers.torch_models import capture, program_instance
+    from optplan.torch.models import capture, program_instance
 
     program = capture("deeplab_v3", "fused")
     exported = program_instance(program, "deeplab_v3", "fused")

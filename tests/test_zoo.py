@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from optplan import Instance, solve
 from optplan.formats import load_instance, read_minimalloc_csv
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.registry import methods
 from optplan.validate import validate
 from tests.factories import NAMED, instances, named

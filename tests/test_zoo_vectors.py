@@ -17,7 +17,7 @@ from optplan.heuristics.usmp import (GlibcRandR, greedy_above_conflicts, hill_cl
                                      usmp_greedy_by_conflicts, usmp_greedy_by_size,
                                      usmp_hill_climb, usmp_order)
 from optplan.heuristics.xla import xla_best_fit
-from optplan.model import Problem
+from optplan.problems import Problem
 from optplan.validate import validate
 
 

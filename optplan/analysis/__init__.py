@@ -1,6 +1,9 @@
-"""Analysis of run directories: result tables (Markdown, LaTeX) and paper figures."""
+"""Analysis of run directories: result tables (Markdown, LaTeX), paper figures and the
+interactive HTML report. The names below are imported on first use (pandas, matplotlib)."""
 
-from optplan.analysis.load import load_results, optimum_table
-from optplan.analysis.tables import strategy_table
+from optplan._lazy import lazy_exports
 
-__all__ = ["load_results", "optimum_table", "strategy_table"]
+_EXPORTS = {"load_results": "load", "optimum_table": "load", "strategy_table": "tables"}
+
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

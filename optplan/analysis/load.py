@@ -8,12 +8,14 @@ from pathlib import Path
 import pandas as pd
 
 from optplan.errors import InputError
+from optplan.problems import canonical_name
 
-__all__ = ["load_results", "optimum_table", "instance_for_key", "suite_of", "SUITES"]
+__all__ = ["load_results", "optimum_table", "instance_for_key", "solution_path", "suite_of",
+           "SUITES"]
 
 _NESTED = ("violations", "params", "trajectory", "info")
 _EXACT_STATUSES = ("OPTIMAL",)
-_RECORD_PROBLEMS = ("shared_objects", "offsets")
+_RECORD_PROBLEMS = ("shared-objects", "offsets")
 
 SUITES = {"networks": "real networks", "examples": "worked examples",
           "minimalloc": "MiniMalloc suite", "synthetic": "synthetic", "preload": "preload",
@@ -41,7 +43,8 @@ def load_results(run_dirs) -> pd.DataFrame:
 
     Nested columns (params, trajectory, info, violations) come back as Python objects.
     Rows of older runs get the columns newer ones have: ``inplace`` (False), ``budget`` (a
-    preload row's ``params.budget``); every row gets its ``suite`` (:func:`suite_of`).
+    preload row's ``params.budget``), the problem in the table's spelling (``shared-objects``
+    for the older ``shared_objects``); every row gets its ``suite`` (:func:`suite_of`).
     """
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
@@ -51,15 +54,19 @@ def load_results(run_dirs) -> pd.DataFrame:
         if not path.is_file():
             raise InputError("not a run directory (no results.jsonl)", file=str(run_dir))
         rows = []
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.endswith("\n"):
+        with open(path, "rb") as handle:
+            for line in handle:
+                if not line.endswith(b"\n"):
                     continue  # a line cut short by a kill
                 try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
+                    row = json.loads(line)
+                except (json.JSONDecodeError, UnicodeDecodeError):
                     continue
+                if isinstance(row, dict) and isinstance(row.get("job_id"), str):
+                    rows.append(row)  # what the run's own reader takes (store.read_rows)
         frame = pd.DataFrame(rows)
+        if "job_id" in frame:  # a job retried after a crash: its last row stands
+            frame = frame.drop_duplicates("job_id", keep="last")
         frame["run"] = run_dir.name
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -72,8 +79,10 @@ def load_results(run_dirs) -> pd.DataFrame:
         return table
     table["inplace"] = (table["inplace"].fillna(False).astype(bool) if "inplace" in table
                         else False)
-    from_params = table["params"].map(lambda p: (p or {}).get("budget")
-                                      if isinstance(p, dict) else None)
+    if "problem" in table:
+        table["problem"] = table["problem"].map(canonical_name)
+    from_params = (table["params"] if "params" in table else pd.Series(None, table.index)).map(
+        lambda p: p.get("budget") if isinstance(p, dict) else None)
     table["budget"] = (table["budget"].where(table["budget"].notna(), from_params)
                        if "budget" in table else from_params)
     table["suite"] = (table["instance_key"].map(suite_of) if "instance_key" in table
@@ -113,6 +122,15 @@ def optimum_table(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(records, columns=None if records else [
         "instance", "problem", "inplace", "num_tensors", "lower_bound", "optimum",
         "best_objective", "best_bound", "proved_by", "conflict"])
+
+
+def solution_path(run_dirs, job_id: str) -> Path | None:
+    """The solution file of job ``job_id`` in the first of ``run_dirs`` that has it."""
+    for run_dir in map(Path, run_dirs):
+        path = run_dir / "solutions" / f"{job_id}.csv"
+        if path.is_file():
+            return path
+    return None
 
 
 def instance_for_key(key: str, repo: Path | None = None):

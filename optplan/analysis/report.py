@@ -8,28 +8,39 @@ from pathlib import Path
 import pandas as pd
 
 from optplan.analysis import figures
-from optplan.analysis.load import instance_for_key, load_results, optimum_table
-from optplan.analysis.names import instance_title
+from optplan.analysis.load import (instance_for_key, load_results, optimum_table,
+                                   solution_path)
+from optplan.analysis.names import instance_title, method_label, network_label, problem_label
 from optplan.analysis.style import save_figure
 from optplan.analysis.tables import (preload_table, render_latex, render_markdown,
-                                     render_preload_markdown, strategy_table)
+                                     render_preload_markdown, render_summary_markdown,
+                                     strategy_table, summary_table)
 
 __all__ = ["make_report", "hard_instances"]
 
-_TABLES = {"shared_objects": ("table1_shared_objects", "Table 1: shared objects."),
+_TABLES = {"shared-objects": ("table1_shared_objects", "Table 1: shared objects."),
            "offsets": ("table2_offsets", "Table 2: offset calculation.")}
-_INPLACE_TABLES = {"shared_objects": ("table1_shared_objects_inplace",
+_INPLACE_TABLES = {"shared-objects": ("table1_shared_objects_inplace",
                                       "Table 1 (in place): shared objects with in-place pairs."),
                    "offsets": ("table2_offsets_inplace",
                                "Table 2 (in place): offsets with in-place pairs.")}
 
 
-def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
+def _snake(problem: str) -> str:
+    """A problem's name in file names and LaTeX labels (``shared_objects``)."""
+    return problem.replace("-", "_")
+
+
+def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
+                layout_instance: str | None = None,
                 layout_method: str = "greedy_by_size") -> list[str]:
-    """Write tables (Markdown, LaTeX) and figures (PDF, PNG); return the written paths."""
+    """Write tables (Markdown, LaTeX) and figures (PDF, PNG); return the written paths.
+
+    ``results`` (default: every row of ``run_dirs``) are the rows to report on, e.g. a
+    selection of them; solution files are looked up in ``run_dirs``."""
     run_dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    results = load_results(run_dirs)
+    results = load_results(run_dirs) if results is None else results
     written: list[str] = []
     tables_dir, figures_dir = out_dir / "tables", out_dir / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
@@ -43,13 +54,20 @@ def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
             if table.empty:
                 continue
             methods = table.attrs["methods"]
-            label = f"tab:{problem}" + ("_inplace" if inplace else "")
+            label = f"tab:{_snake(problem)}" + ("_inplace" if inplace else "")
             (tables_dir / f"{stem}.md").write_text(render_markdown(table, methods, title))
             (tables_dir / f"{stem}.tex").write_text(render_latex(table, methods, title, label))
             table.to_csv(tables_dir / f"{stem}.csv", index=False)
             written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "tex", "csv")]
-        written += save_figure(figures.gap_distribution_figure(results, problem), figures_dir,
-                               f"gaps_{problem}")
+        summary = summary_table(results, problem)
+        stem = f"summary_{_snake(problem)}"
+        if len(summary):
+            (tables_dir / f"{stem}.md").write_text(render_summary_markdown(
+                summary, f"Per-method summary: {problem_label(problem)}."))
+            summary.to_csv(tables_dir / f"{stem}.csv", index=False)
+            written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "csv")]
+        written += save_figure(figures.performance_profile_figure(results, problem),
+                               figures_dir, f"profile_{_snake(problem)}", tight=False)
     optima = optimum_table(results) if not results.empty else pd.DataFrame()
     if not optima.empty:
         optima.to_csv(tables_dir / "optima.csv", index=False)
@@ -118,14 +136,6 @@ def hard_instances(results: pd.DataFrame, count: int = 4, *,
     return chosen
 
 
-def _solution_path(row, run_dirs) -> Path | None:
-    for run_dir in run_dirs:
-        path = run_dir / "solutions" / f"{row['job_id']}.csv"
-        if path.is_file():
-            return path
-    return None
-
-
 def _layout(results, run_dirs, instance_name, method):
     """Heuristic vs proven optimum on one offsets instance: ``instance_name``, or the one with
     the largest gap among those whose two solution files are at hand (a real network when
@@ -138,7 +148,7 @@ def _layout(results, run_dirs, instance_name, method):
                    & ~results["inplace"].astype(bool)]
     if instance_name is not None:
         rows = rows[rows["instance"] == instance_name]
-    present = pd.Series([_solution_path(row, run_dirs) is not None
+    present = pd.Series([solution_path(run_dirs, row["job_id"]) is not None
                          for _, row in rows.iterrows()], index=rows.index, dtype=bool)
     rows = rows[present]
     optimal = rows[rows["status"] == "OPTIMAL"]
@@ -158,7 +168,8 @@ def _layout(results, run_dirs, instance_name, method):
     opt_row = optimal[optimal["instance"] == chosen].sort_values("wall_time_s").iloc[0]
     heur_row = heuristic[heuristic["instance"] == chosen].iloc[0]
     instance = instance_for_key(opt_row["instance_key"])
-    solutions = {label: read_solution_csv(instance, "offsets", _solution_path(row, run_dirs))
-                 for label, row in ((method, heur_row),
-                                    (f"optimum ({opt_row['method']})", opt_row))}
-    return figures.layout_figure(instance, solutions, title=chosen)
+    solutions = {label: read_solution_csv(instance, "offsets",
+                                          solution_path(run_dirs, row["job_id"]))
+                 for label, row in ((method_label(method), heur_row),
+                                    (f"optimum ({method_label(opt_row['method'])})", opt_row))}
+    return figures.layout_figure(instance, solutions, title=network_label(chosen))

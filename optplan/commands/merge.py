@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from optplan.experiments.runner import format_summary
-from optplan.experiments.store import merge_runs
-
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -17,6 +14,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from optplan.experiments.runner import format_summary
+    from optplan.experiments.store import merge_runs
+
     merge_runs(args.out, args.dirs)
     print(format_summary(args.out))
     return 0

@@ -10,13 +10,15 @@ from optplan.registry import methods
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("methods", help="list every method and its problems")
     parser.add_argument("--json", action="store_true",
-                        help="a JSON list of {name, problems, kind, input, reference}")
+                        help="a JSON list of {name, problems, kind, input, reference, "
+                             "parameters}")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     rows = [{"name": info.name, "problems": [p.value for p in info.problems], "kind": info.kind,
-             "input": info.input, "reference": info.reference}
+             "input": info.input, "reference": info.reference,
+             "parameters": info.parameters()}
             for info in methods().values()]
     if args.json:
         print(json.dumps(rows))

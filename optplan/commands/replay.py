@@ -1,5 +1,5 @@
 """``optplan replay MODEL PLAN.csv``: execute a torch instance with its activations placed by an
-offsets plan, and check the outputs against normal execution (:mod:`optplan.replay`)."""
+offsets plan, and check the outputs against normal execution (:mod:`optplan.torch.replay`)."""
 
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ def _load(model: str):
 
 def run(args) -> int:
     from optplan.formats import read_solution_csv
-    from optplan.importers.torch_models import capture, program_instance
-    from optplan.model import Problem
-    from optplan.replay import overlap_live_tensors, replay
+    from optplan.problems import Problem
+    from optplan.torch.models import capture, program_instance
+    from optplan.torch.replay import overlap_live_tensors, replay
 
     instance = _load(args.model)
     provenance = instance.provenance

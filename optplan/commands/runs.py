@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from optplan.errors import InputError
-from optplan.experiments.runner import format_summary
+from optplan.formats.json_file import read_json_file
 
 
 def add_parser(subparsers) -> None:
@@ -22,14 +22,17 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from optplan.experiments.runner import format_summary
+
     for index, folder in enumerate(map(Path, args.dirs)):
         if not (folder / "results.jsonl").is_file() and not (folder / "manifest.json").is_file():
             raise InputError("not a run directory (no results.jsonl or manifest.json)",
                              file=str(folder))
+        manifest = (read_json_file(folder / "manifest.json")
+                    if args.manifest and (folder / "manifest.json").is_file() else None)
         if index:
             print()
         print(format_summary(folder))
-        if args.manifest and (folder / "manifest.json").is_file():
-            data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-            print(json.dumps(data, indent=1))
+        if manifest is not None:
+            print(json.dumps(manifest, indent=1))
     return 0

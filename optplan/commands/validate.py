@@ -1,14 +1,11 @@
-"""``optplan validate PATH SOLUTION.csv --problem P``: check a solution file."""
+"""``optplan validate PATH SOLUTION --problem P``: check a solution file."""
 
 from __future__ import annotations
 
 import json
 
-from optplan.commands._common import RECORD_PROBLEMS, add_problem_argument, positive_int
-from optplan.formats import load_instance, read_solution_csv
-from optplan.model import Problem
-from optplan.bounds import lower_bound
-from optplan.solve import objective_value
+from optplan.commands._common import add_problem_argument, instance_options, positive_int
+from optplan.problems import get_problem
 from optplan.validate import validate
 
 EXIT_INVALID = 1
@@ -17,11 +14,12 @@ EXIT_INVALID = 1
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "validate", help="check a solution file against an instance",
-        description="Check a solution CSV (columns id and offset/object) against an instance. "
-                    "Exit 0 when valid, 1 when it violates the instance, 2 on bad input.")
+        description="Check a solution file (a CSV with columns id and offset/object; a "
+                    "preload plan JSON) against an instance. Exit 0 when valid, 1 when it "
+                    "violates the instance, 2 on bad input.")
     parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json")
-    parser.add_argument("solution", metavar="SOLUTION.csv")
-    add_problem_argument(parser, problems=RECORD_PROBLEMS)
+    parser.add_argument("solution", metavar="SOLUTION")
+    add_problem_argument(parser)
     parser.add_argument("--alignment", type=positive_int, metavar="A")
     parser.add_argument("--inplace", action="store_true",
                         help="let declared in-place pairs share memory")
@@ -30,15 +28,14 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    problem = Problem.parse(args.problem)
-    instance = load_instance(args.path, alignment=args.alignment)
-    if not args.inplace:
-        instance = instance.without_inplace()
-    solution = read_solution_csv(instance, problem, args.solution)
-    violations = validate(instance, problem, solution)
-    report = {"problem": problem.value, "valid": not violations,
-              "objective": objective_value(instance, problem, solution),
-              "lower_bound": lower_bound(instance, problem),
+    spec = get_problem(args.problem)
+    load, _ = instance_options(spec, alignment=args.alignment)
+    instance = spec.prepared(spec.load_instance(args.path, **load), inplace=args.inplace)
+    solution = spec.read_solution(instance, args.solution)
+    violations = validate(instance, spec.name, solution)
+    report = {"problem": spec.problem.value, "valid": not violations,
+              "objective": spec.objective(instance, solution),
+              "lower_bound": spec.lower_bound(instance),
               "violations": [str(v) for v in violations]}
     if args.json:
         print(json.dumps(report))

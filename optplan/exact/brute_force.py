@@ -12,19 +12,24 @@ cross-check tests. Both are exhaustive depth-first searches with bound pruning, 
   is optimal (the argument of Sekiyama et al. 2018 / MiniMalloc's canonical solutions). With
   in-place pairs the argument holds for *groups* of records that share one offset, so the
   search also enumerates which pairs share.
+
+They take the keyword contract of every exact method; the warm start is off by default (an
+oracle should owe nothing to the heuristics it checks), and when the time limit stops the
+enumeration the best partition or packing found is returned, FEASIBLE.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
 
+from optplan.bounds import offsets_bound, shared_objects_bound
 from optplan.errors import InputError
-from optplan.exact._common import (can_share, empty_outcome, offsets_bound,
-                                   shared_objects_bound, solver_options)
-from optplan.model import (Instance, OffsetsSolution, Problem, SharedObjectsSolution,
-                           round_up)
+from optplan.exact.run import ExactRun
+from optplan.heuristics.constructions import can_share
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
-from optplan.result import SolverOutcome, Status
+from optplan.result import SolverOutcome
 
 __all__ = ["MAX_RECORDS", "brute_force_shared_objects", "brute_force_offsets"]
 
@@ -32,37 +37,47 @@ MAX_RECORDS = 8
 SOLVER = "brute_force"
 
 
-def _check_size(instance: Instance, max_records: int) -> None:
+def _begin(instance: Instance, problem: Problem, bound: int, *, max_records: int,
+           time_limit, workers, seed, warm_start, initial_solution,
+           solver_params: dict) -> ExactRun:
+    """The checks, the bound and the warm start of a brute-force call."""
+    if solver_params:
+        name = next(iter(solver_params))
+        raise InputError(f"brute force takes no solver parameter {name!r}", field=name)
     if len(instance) > max_records:
         raise InputError(f"brute force handles at most {max_records} tensors, the instance has "
                          f"{len(instance)}", field="records")
-
-
-def _outcome(problem: Problem, solution, objective: int, time_limit, workers, seed,
-             nodes: int) -> SolverOutcome:
-    info = solver_options(time_limit, workers, seed, default_workers=1) | {"nodes": nodes}
-    return SolverOutcome(Status.OPTIMAL, solution, objective, SOLVER, "", ((0.0, objective,
-                                                                           objective),), info)
+    run = ExactRun(instance, problem, solver=SOLVER, version="", time_limit=time_limit,
+                   workers=workers, seed=seed, default_workers=1)
+    run.raise_bound(bound)
+    run.start(warm_start, initial_solution)
+    return run
 
 
 @register("brute_force", Problem.SHARED_OBJECTS, kind="exact",
           reference="enumeration of set partitions (max-colouring definition)")
 def brute_force_shared_objects(instance: Instance, *, time_limit=None, workers=None,
-                               seed=None, max_records: int = MAX_RECORDS) -> SolverOutcome:
+                               seed=None, warm_start=False, initial_solution=None,
+                               max_records: int = MAX_RECORDS, **solver_params) -> SolverOutcome:
     """Optimal shared objects by enumerating partitions into conflict-free groups.
 
     Records are taken by decreasing size, so a new group costs the record's size and joining
-    a group costs nothing; branches whose cost reaches the best found are cut, and the search
-    stops at the positional-maximums bound. O(Bell(n)) in the worst case; ``max_records``
-    (default 8) guards against accidental use on larger instances.
+    a group costs nothing; branches whose cost reaches the best found (or the warm start) are
+    cut, and the search stops at the positional-maximums bound. O(Bell(n)) in the worst case;
+    ``max_records`` (default 8) guards against accidental use on larger instances.
     """
-    _check_size(instance, max_records)
-    if len(instance) == 0:
-        return empty_outcome(Problem.SHARED_OBJECTS, SOLVER, "", {})
+    bound = shared_objects_bound(instance)
+    run = _begin(instance, Problem.SHARED_OBJECTS, bound, max_records=max_records,
+                 time_limit=time_limit, workers=workers, seed=seed, warm_start=warm_start,
+                 initial_solution=initial_solution, solver_params=solver_params)
+    if not len(instance):
+        run.offer(SharedObjectsSolution((), ()))
+        return run.finished("an instance without records")
+    if run.meets_bound():
+        return run.finished("the bound is met")
     records = instance.records
     order = sorted(range(len(records)), key=lambda i: (-records[i].size, i))
-    bound = shared_objects_bound(instance)
-    best_cost = sum(r.size for r in records) + 1
+    best_cost = sum(r.size for r in records) + 1 if run.objective is None else run.objective
     best_ids: list[int] = []
     groups: list[list[int]] = []
     ids = [0] * len(records)
@@ -71,7 +86,7 @@ def brute_force_shared_objects(instance: Instance, *, time_limit=None, workers=N
     def search(depth: int, cost: int) -> bool:
         nonlocal best_cost, best_ids, nodes
         nodes += 1
-        if cost >= best_cost:
+        if cost >= best_cost or run.out_of_time():
             return False
         if depth == len(order):
             best_cost, best_ids = cost, list(ids)
@@ -92,8 +107,10 @@ def brute_force_shared_objects(instance: Instance, *, time_limit=None, workers=N
         return done
 
     search(0, 0)
-    solution = SharedObjectsSolution.from_object_ids(instance, best_ids)
-    return _outcome(Problem.SHARED_OBJECTS, solution, best_cost, time_limit, workers, seed, nodes)
+    if best_ids:
+        run.offer(SharedObjectsSolution.from_object_ids(instance, best_ids), best_cost)
+    run.info["nodes"] = nodes
+    return run.outcome(proven="stopped" not in run.info)
 
 
 def _sharing_groups(instance: Instance) -> list[list[list[int]]]:
@@ -131,7 +148,8 @@ def _sharing_groups(instance: Instance) -> list[list[list[int]]]:
 @register("brute_force", Problem.OFFSETS, kind="exact",
           reference="enumeration of left-justified packings (Sekiyama et al. 2018)")
 def brute_force_offsets(instance: Instance, *, time_limit=None, workers=None,
-                        seed=None, max_records: int = MAX_RECORDS) -> SolverOutcome:
+                        seed=None, warm_start=False, initial_solution=None,
+                        max_records: int = MAX_RECORDS, **solver_params) -> SolverOutcome:
     """Optimal offsets by enumerating placement orders of left-justified packings.
 
     For every sharing choice of the in-place pairs, a depth-first search over the order in
@@ -140,13 +158,18 @@ def brute_force_offsets(instance: Instance, *, time_limit=None, workers=None,
     O(2^p · n! · n^2) in the worst case; ``max_records`` (default 8) guards against
     accidental use on larger instances.
     """
-    _check_size(instance, max_records)
-    if len(instance) == 0:
-        return empty_outcome(Problem.OFFSETS, SOLVER, "", {})
+    bound = offsets_bound(instance)
+    run = _begin(instance, Problem.OFFSETS, bound, max_records=max_records,
+                 time_limit=time_limit, workers=workers, seed=seed, warm_start=warm_start,
+                 initial_solution=initial_solution, solver_params=solver_params)
+    if not len(instance):
+        run.offer(OffsetsSolution((), 0))
+        return run.finished("an instance without records")
+    if run.meets_bound():
+        return run.finished("the bound is met")
     records = instance.records
     alignment = instance.alignment
-    bound = offsets_bound(instance)
-    best_arena = None
+    best_arena = run.objective
     best_offsets: list[int] = []
     nodes = 0
 
@@ -164,7 +187,8 @@ def brute_force_offsets(instance: Instance, *, time_limit=None, workers=None,
         def search(arena: int) -> bool:
             nonlocal best_arena, best_offsets, nodes
             nodes += 1
-            if best_arena is not None and round_up(arena, alignment) >= best_arena:
+            if (best_arena is not None and round_up(arena, alignment) >= best_arena
+                    or run.out_of_time()):
                 return False
             if not remaining:
                 best_arena = round_up(arena, alignment)
@@ -193,5 +217,7 @@ def brute_force_offsets(instance: Instance, *, time_limit=None, workers=None,
         if search(0):
             break
 
-    solution = OffsetsSolution.from_offsets(instance, best_offsets)
-    return _outcome(Problem.OFFSETS, solution, best_arena, time_limit, workers, seed, nodes)
+    if best_offsets:
+        run.offer(OffsetsSolution.from_offsets(instance, best_offsets), best_arena)
+    run.info["nodes"] = nodes
+    return run.outcome(proven="stopped" not in run.info)

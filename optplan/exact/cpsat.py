@@ -1,92 +1,41 @@
 """CP-SAT formulations of shared objects and offsets, with in-place pairs (method ``cpsat``).
 
-Each problem has a model builder (the formulation is written out in its docstring), a solve
-step (parameters passed straight through to ``solver.parameters``, an anytime callback) and an
-extraction step. Semantics: MISSION.md §1; models follow the OR-Tools CP-SAT samples
-(NoOverlap2D, hints, solution callbacks). Sizes are divided by their gcd first
-(:func:`optplan.exact._common.scaling`).
+Each problem has model builders (the formulation is written out in their docstrings), a solve
+step (:func:`optplan.exact.cpsat_solve.solve_model`: parameters passed straight through to
+``solver.parameters``, an anytime callback) and extraction functions. Problem definitions:
+``docs/problems.md``; models follow the OR-Tools CP-SAT samples (NoOverlap2D, hints, solution
+callbacks). Sizes are divided by their gcd first (:func:`optplan.exact.scaling.scaling`).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from optplan.exact._common import (CPSAT_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
-                                   begin_shared_objects, check_conflict_encoding, check_range,
-                                   choose_conflict_encoding, cpsat_solver, empty_outcome,
-                                   explicit_conflicts, maximal_profiles, offsets_bound,
-                                   representative_structure, scaling, solve_offsets_by_parts,
-                                   solver_options, status_for, trimmed_lifetimes)
+from optplan.bounds import maximal_profiles, offsets_bound, trimmed_lifetimes
 from optplan.errors import InputError
-from optplan.exact._colgen import configuration_bound
-from optplan.model import Instance, Problem, SharedObjectsSolution, round_up
+from optplan.exact.budget import SPLIT, Budget
+from optplan.exact.colgen import configuration_bound
+from optplan.exact.cpsat_solve import cp_model, cpsat_solver, cpsat_version, solve_model
+from optplan.exact.geometry import (explicit_conflicts, identical_groups, mirror_allowed,
+                                    oriented_hint)
+from optplan.exact.parts import PartOutcome, arena_of, solve_offsets_by_parts
+from optplan.exact.representative import (check_conflict_encoding, choose_conflict_encoding,
+                                          representative_structure, start_shared_objects)
+from optplan.exact.run import ExactRun
+from optplan.exact.scaling import CPSAT_LIMIT, Scaling, check_range, scaling
+from optplan.model import Instance, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.registry import register
-from optplan.result import SolverOutcome, Status
+from optplan.result import SolverOutcome
 
 __all__ = ["cpsat_shared_objects", "cpsat_offsets", "build_shared_objects_model",
-           "build_offsets_model"]
+           "build_shared_objects_colour_model", "build_offsets_model",
+           "extract_shared_objects", "extract_colour_objects"]
 
 SOLVER = "cpsat"
 DEFAULT_WORKERS = 2
-
-
-def _cp_model():
-    from ortools.sat.python import cp_model
-    return cp_model
-
-
-def _version() -> str:
-    import ortools
-    return ortools.__version__
-
-
-# --- running a model -------------------------------------------------------------------------
-
-@dataclass
-class Run:
-    """What one CP-SAT solve produced, in model units."""
-
-    status: str
-    objective: int | None
-    bound: int | None
-    values: dict = field(default_factory=dict)
-    wall_time: float = 0.0
-
-
-def _run(model, variables: dict, *, time_limit, workers, seed, solver_params: dict,
-         on_progress=None) -> Run:
-    """Solve ``model`` and read back ``variables`` (name -> var) from the best solution."""
-    cp_model = _cp_model()
-    solver = cpsat_solver(time_limit=time_limit, workers=workers, seed=seed,
-                          solver_params=solver_params)
-
-    class Progress(cp_model.CpSolverSolutionCallback):
-        def on_solution_callback(self):
-            if on_progress is not None and model.has_objective():
-                on_progress(round(self.ObjectiveValue()), _ceil(self.BestObjectiveBound()))
-
-    status = solver.solve(model, Progress())
-    name = solver.status_name(status)
-    if name == "MODEL_INVALID":
-        raise RuntimeError(f"CP-SAT rejected the model: {model.validate()}")
-    run = Run(name, None, None, wall_time=solver.wall_time)
-    if name in ("OPTIMAL", "FEASIBLE"):
-        run.values = {key: solver.value(var) for key, var in variables.items()}
-        if model.has_objective():
-            run.objective = round(solver.objective_value)
-            run.bound = _ceil(solver.best_objective_bound)
-    elif name == "UNKNOWN" and model.has_objective():
-        run.bound = _ceil(solver.best_objective_bound)
-    return run
-
-
-def _ceil(value: float) -> int | None:
-    if not math.isfinite(value):
-        return None
-    rounded = round(value)
-    return rounded if abs(value - rounded) < 1e-6 else int(-(-value // 1))
+SHARED_OBJECTS_MODELS = ("colour", "representative")
 
 
 # --- shared objects --------------------------------------------------------------------------
@@ -96,6 +45,7 @@ class SharedObjectsModel:
     model: object
     assign: dict            # (i, j) -> BoolVar: record i in the object represented by j
     ranked: list[int]       # records by (size desc, index): representatives come first
+    objective: object       # the sum of the objects' sizes (size units)
 
 
 def build_shared_objects_model(instance: Instance, scale: Scaling, *, lower: int, upper: int,
@@ -122,7 +72,7 @@ def build_shared_objects_model(instance: Instance, scale: Scaling, *, lower: int
 
     where :math:`\mathcal P` are the maximal profiles of the in-place-trimmed lifetimes,
     :math:`E_{\text{explicit}}` the conflicts those profiles miss
-    (:func:`~optplan.exact._common.explicit_conflicts`), ``L`` the positional-maximums bound
+    (:func:`~optplan.exact.geometry.explicit_conflicts`), ``L`` the positional-maximums bound
     and ``U`` the warm start. The ranking is the symmetry breaking: every partition has
     exactly one representation. ``hint_ids`` (object ids per record) become a complete hint.
     Variants (``conflicts``): ``pairs`` posts one row per conflicting pair instead of per
@@ -131,8 +81,7 @@ def build_shared_objects_model(instance: Instance, scale: Scaling, *, lower: int
     representative ``j`` (compact for training graphs, weaker LP);
     ``positional_cuts=False`` drops the positional rows.
     """
-    cp_model = _cp_model()
-    model = cp_model.CpModel()
+    model = cp_model().CpModel()
     sizes = scale.sizes
     structure = representative_structure(instance, conflicts=conflicts,
                                          positional_cuts=positional_cuts)
@@ -169,7 +118,7 @@ def build_shared_objects_model(instance: Instance, scale: Scaling, *, lower: int
         for i, j in structure.representatives_of(hint_ids).items():
             for candidate in candidates[i]:
                 model.add_hint(x[i, candidate], candidate == j)
-    return SharedObjectsModel(model, x, ranked)
+    return SharedObjectsModel(model, x, ranked, objective)
 
 
 @dataclass
@@ -177,6 +126,7 @@ class ColourModel:
     model: object
     colour: dict            # record -> IntVar, its object's rank by size
     counts: list            # n_k: IntVar, objects of size >= the k-th largest distinct size
+    objective: object       # the sum of the objects' sizes (size units)
 
 
 def build_shared_objects_colour_model(instance: Instance, scale: Scaling, *, lower: int,
@@ -207,8 +157,7 @@ def build_shared_objects_colour_model(instance: Instance, scale: Scaling, *, low
     Hall-interval reasoning over nested colour ranges that the representative formulation's
     LP lacks: raw Inception v3 closes in seconds here. ``hint_ids`` become a complete hint.
     """
-    cp_model = _cp_model()
-    model = cp_model.CpModel()
+    model = cp_model().CpModel()
     sizes = scale.sizes
     values = sorted(set(sizes), reverse=True)
     size_class = {value: k for k, value in enumerate(values)}
@@ -255,12 +204,13 @@ def build_shared_objects_colour_model(instance: Instance, scale: Scaling, *, low
                 model.add_hint(colour[i], rank[object_id])
             for k, value in enumerate(values):
                 model.add_hint(counts[k], sum(1 for m in maxima.values() if m >= value))
-    return ColourModel(model, colour, counts)
+    return ColourModel(model, colour, counts, objective)
 
 
 def extract_shared_objects(instance: Instance, assign: dict, values: dict
                            ) -> SharedObjectsSolution:
-    """Object ids numbered by representative, from the ``x`` values."""
+    """Object ids numbered by representative, from the ``x`` values of the representative
+    formulation."""
     representative = {i: j for (i, j) in assign if values[i, j]}
     numbering: dict[int, int] = {}
     object_ids = []
@@ -269,21 +219,83 @@ def extract_shared_objects(instance: Instance, assign: dict, values: dict
     return SharedObjectsSolution.from_object_ids(instance, object_ids)
 
 
+def extract_colour_objects(instance: Instance, colour: dict, values: dict
+                           ) -> SharedObjectsSolution:
+    """Object ids from the colours of the colouring formulation, renumbered 0, 1, ..."""
+    numbering: dict[int, int] = {}
+    return SharedObjectsSolution.from_object_ids(
+        instance, [numbering.setdefault(values[i], len(numbering)) for i in range(len(instance))])
+
+
+def _shared_objects_phase(run: ExactRun, scale: Scaling, seconds, label: str, *, model: str,
+                          conflicts: str, positional_cuts: bool, export_path,
+                          solver_params: dict) -> bool:
+    """One CP-SAT phase on ``model`` for ``seconds`` (at most what is left): build, solve,
+    extract. Offers the partition found and the bound learnt; True when CP-SAT proved the
+    optimum."""
+    instance, unit = run.instance, scale.unit
+    if run.out_of_time() or run.budget.solver_seconds(seconds) == 0:
+        run.info[f"cpsat_{label}_status"] = "NOT_STARTED"
+        return False
+    lower, upper = -(-run.bound // unit), run.objective // unit
+    if model == "colour":
+        built = build_shared_objects_colour_model(instance, scale, lower=lower, upper=upper,
+                                                  hint_ids=run.solution.object_ids)
+        variables, objective = built.colour, built.objective
+    else:
+        built = build_shared_objects_model(
+            instance, scale, lower=lower, upper=upper, hint_ids=run.solution.object_ids,
+            conflicts=choose_conflict_encoding(instance, conflicts, no_overlap=True),
+            positional_cuts=positional_cuts)
+        variables, objective = built.assign, built.objective
+    if export_path is not None:
+        built.model.export_to_file(str(export_path))
+    if run.out_of_time():
+        return False
+    answer = solve_model(built.model, variables, budget=run.budget, seconds=seconds,
+                         objective=objective, workers=run.workers, seed=run.seed,
+                         solver_params=solver_params,
+                         on_progress=lambda incumbent, bound: run.trajectory.record(
+                             incumbent * unit, None if bound is None else bound * unit))
+    run.info[f"cpsat_{label}_status"] = answer.status
+    run.info[f"cpsat_{label}_wall_time"] = answer.wall_time
+    if answer.has_solution:
+        extract = extract_colour_objects if model == "colour" else extract_shared_objects
+        run.offer(extract(instance, variables, answer.values))
+    run.raise_bound(None if answer.bound is None else answer.bound * unit)
+    return answer.status == "OPTIMAL"
+
+
+def _configuration_phase(run: ExactRun, scale: Scaling, seconds) -> None:
+    """Column generation on the configuration LP: its bound, and its partition if better."""
+    found = configuration_bound(run.instance, scale.sizes, run.solution.object_ids,
+                                time_limit=seconds)
+    run.info |= {"configuration_bound": found.bound * scale.unit,
+                 "configuration_lp_converged": found.converged,
+                 "configuration_iterations": found.iterations,
+                 "configuration_columns": found.columns,
+                 "configuration_time": round(run.budget.elapsed(), 6)}
+    run.raise_bound(found.bound * scale.unit)
+    if found.object_ids is not None:     # validated by configuration_bound
+        run.offer(SharedObjectsSolution.from_object_ids(run.instance, found.object_ids))
+
+
 @register("cpsat", Problem.SHARED_OBJECTS, kind="exact",
           reference="configuration LP by column generation, then size-class colouring "
                     "(or the representative formulation); OR-Tools CP-SAT")
 def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
-                         use_heuristics: bool = True, stop_at_bound: bool = True,
-                         first_model: float = 0.2, column_generation: float = 0.3,
-                         model: str = "colour",
-                         conflicts: str = "auto", positional_cuts: bool = True,
-                         export_path=None, **solver_params) -> SolverOutcome:
+                         warm_start=True, initial_solution=None, stop_at_bound: bool = True,
+                         first_model: float = SPLIT.first_model,
+                         column_generation: float = SPLIT.column_generation,
+                         model: str = "colour", conflicts: str = "auto",
+                         positional_cuts: bool = True, export_path=None,
+                         **solver_params) -> SolverOutcome:
     """Shared objects (SO, SO-IP): CP-SAT, the configuration LP, then CP-SAT again.
 
     Steps: the warm start and the positional-maximums bound
-    (:func:`~optplan.exact._common.begin_shared_objects`); CP-SAT on ``model`` for a
+    (:func:`~optplan.exact.representative.start_shared_objects`); CP-SAT on ``model`` for a
     ``first_model`` share of the time (most networks close here); column generation on the
-    configuration LP (:mod:`optplan.exact._colgen`) for a ``column_generation`` share, whose
+    configuration LP (:mod:`optplan.exact.colgen`) for a ``column_generation`` share, whose
     bound and dive close the training graphs, where the compact models stall at the
     positional-maximums bound; then CP-SAT again for the rest of the time, with the best bound
     as its floor and the best partition as its hint. OPTIMAL only when CP-SAT proved it or
@@ -292,18 +304,19 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
     Parameters
     ----------
     time_limit, workers, seed
-        For the whole call; CP-SAT's ``max_time_in_seconds`` is what is left, ``num_workers``
-        (default 2), ``random_seed`` (default 0).
-    use_heuristics
-        Warm-start from the best registered heuristic (else from a greedy construction).
+        For the whole call (warm start and model building included); CP-SAT's
+        ``num_workers`` (default 2), ``random_seed`` (default 0).
+    warm_start, initial_solution
+        The warm start (:mod:`optplan.warm_start`); its best partition is the first hint.
     stop_at_bound
         Return the warm start, proven optimal, when it meets the positional-maximums bound,
         and the best partition when it meets the configuration LP bound (else the CP-SAT
         model always runs).
     first_model, column_generation
         Shares of ``time_limit`` for the first CP-SAT phase and the configuration LP (without
-        a limit: :data:`FIRST_MODEL_SECONDS`, :data:`CONFIGURATION_SECONDS`);
-        ``column_generation=0`` skips both (a single CP-SAT run).
+        a limit: ``SPLIT.first_model_seconds`` and ``SPLIT.configuration_seconds`` of
+        :data:`optplan.exact.budget.SPLIT`); ``column_generation=0`` skips both (a single
+        CP-SAT run).
     model
         ``colour`` (:func:`build_shared_objects_colour_model`) or ``representative``
         (:func:`build_shared_objects_model`, with ``conflicts`` and ``positional_cuts``).
@@ -317,109 +330,32 @@ def cpsat_shared_objects(instance: Instance, *, time_limit=None, workers=None, s
                          field="model")
     check_conflict_encoding(conflicts)
     cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
-    begun = begin_shared_objects(instance, solver=SOLVER, version=_version(),
-                                 value_limit=CPSAT_LIMIT, solver_label="CP-SAT",
-                                 time_limit=time_limit, workers=workers, seed=seed,
-                                 default_workers=DEFAULT_WORKERS,
-                                 use_heuristics=use_heuristics, stop_at_bound=stop_at_bound)
-    if begun.done is not None:
-        return begun.done
-    budget, flags, scale, trajectory = begun.budget, begun.flags, begun.scale, begun.trajectory
-    solution, bound, info = begun.start.solution, begun.bound, begun.info
-    unit = scale.unit
-
-    state = _SharedObjectsState(solution, bound)
-
-    def model_phase(seconds, label):
-        """CP-SAT on ``model`` for ``seconds``; True when it proved the optimum."""
-        lower, upper = -(-state.bound // unit), state.solution.total_size // unit
-        if model == "colour":
-            built = build_shared_objects_colour_model(instance, scale, lower=lower,
-                                                      upper=upper,
-                                                      hint_ids=state.solution.object_ids)
-            variables = built.colour
-        else:
-            built = build_shared_objects_model(instance, scale, lower=lower, upper=upper,
-                                               hint_ids=state.solution.object_ids,
-                                               conflicts=choose_conflict_encoding(
-                                                   instance, conflicts, no_overlap=True),
-                                               positional_cuts=positional_cuts)
-            variables = built.assign
-        if export_path is not None:
-            built.model.export_to_file(str(export_path))
-        run = _run(built.model, variables, time_limit=seconds, workers=flags["workers"],
-                   seed=flags["seed"], solver_params=solver_params,
-                   on_progress=lambda inc, bnd: trajectory.record(
-                       inc * unit, None if bnd is None else bnd * unit))
-        info[f"cpsat_{label}_status"] = run.status
-        info[f"cpsat_{label}_wall_time"] = run.wall_time
-        if run.values and run.objective * unit <= state.solution.total_size:
-            if model == "colour":
-                found = SharedObjectsSolution.from_object_ids(
-                    instance, _compact([run.values[i] for i in range(len(instance))]))
-            else:
-                found = extract_shared_objects(instance, built.assign, run.values)
-            state.improve(found)
-        state.bound = max(state.bound, (run.bound or 0) * unit)
-        return run.status == "OPTIMAL"
-
+    run = ExactRun(instance, Problem.SHARED_OBJECTS, solver=SOLVER, version=cpsat_version(),
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
+    scale, done = start_shared_objects(run, warm_start=warm_start,
+                                       initial_solution=initial_solution,
+                                       stop_at_bound=stop_at_bound, value_limit=CPSAT_LIMIT,
+                                       solver_label="CP-SAT")
+    if done is not None:
+        return done
+    phase = dict(model=model, conflicts=conflicts, positional_cuts=positional_cuts,
+                 export_path=export_path, solver_params=solver_params)
     proven = False
-    first_share = first_model if column_generation > 0 else 0.0
-    if first_share > 0:
-        seconds = None if time_limit is None else first_share * time_limit
-        proven = model_phase(seconds if seconds is not None else FIRST_MODEL_SECONDS, "first")
-    if not proven and column_generation > 0 and state.solution.total_size > state.bound:
-        found = configuration_bound(
-            instance, scale.sizes, state.solution.object_ids,
-            time_limit=(CONFIGURATION_SECONDS if time_limit is None
-                        else min(column_generation * time_limit, budget.remaining())))
-        info |= {"configuration_bound": found.bound * unit, "configuration_lp_converged":
-                 found.converged, "configuration_iterations": found.iterations,
-                 "configuration_columns": found.columns,
-                 "configuration_time": round(budget.elapsed(), 6)}
-        state.bound = max(state.bound, found.bound * unit)
-        if found.object_ids is not None:     # validated by configuration_bound
-            state.improve(SharedObjectsSolution.from_object_ids(instance, found.object_ids))
-        trajectory.record(state.solution.total_size, state.bound)
-        if stop_at_bound and state.solution.total_size <= state.bound:
-            info["proof"] = "the configuration LP bound meets the incumbent"
-            return SolverOutcome(Status.OPTIMAL, state.solution, state.solution.total_size,
-                                 SOLVER, _version(), trajectory.as_tuple(), info)
-    if not proven and (state.solution.total_size > state.bound or not stop_at_bound):
-        proven = model_phase(budget.remaining(), "final")
-    objective = state.solution.total_size
-    status = status_for(objective, state.bound, proven=proven)
-    best_bound = objective if status is Status.OPTIMAL else state.bound
-    trajectory.record(objective, best_bound)
-    return SolverOutcome(status, state.solution, best_bound, SOLVER, _version(),
-                         trajectory.as_tuple(), info)
-
-
-FIRST_MODEL_SECONDS = 10.0
-"""Without a time limit, the first CP-SAT phase's length (the last one runs to the end)."""
-CONFIGURATION_SECONDS = 60.0
-"""Without a time limit, column generation's cap (its bound is valid wherever it stops)."""
-
-
-@dataclass
-class _SharedObjectsState:
-    """The incumbent and proven bound of one shared-objects call, in bytes."""
-
-    solution: SharedObjectsSolution
-    bound: int
-
-    def improve(self, candidate: SharedObjectsSolution) -> None:
-        if candidate.total_size < self.solution.total_size:
-            self.solution = candidate
-
-
-SHARED_OBJECTS_MODELS = ("colour", "representative")
-
-
-def _compact(labels) -> list[int]:
-    """Labels renumbered 0, 1, ... in order of first appearance."""
-    numbering: dict[int, int] = {}
-    return [numbering.setdefault(label, len(numbering)) for label in labels]
+    if column_generation > 0 and first_model > 0:
+        seconds = run.budget.share(first_model)
+        proven = _shared_objects_phase(run, scale, SPLIT.first_model_seconds if seconds is None
+                                       else seconds, "first", **phase)
+    if not proven and column_generation > 0 and not run.meets_bound():
+        if not run.out_of_time():
+            seconds = run.budget.share(column_generation)
+            _configuration_phase(run, scale, SPLIT.configuration_seconds if seconds is None
+                                 else seconds)
+            if stop_at_bound and run.meets_bound():
+                return run.finished("the configuration LP bound meets the incumbent")
+    if not proven and (not run.meets_bound() or not stop_at_bound):
+        proven = _shared_objects_phase(run, scale, None, "final", **phase)
+    return run.outcome(proven=proven)
 
 
 # --- offsets ---------------------------------------------------------------------------------
@@ -460,8 +396,7 @@ def build_offsets_model(instance: Instance, sizes, alignment: int, *, lower: int
     ``fixed_arena`` fixes :math:`k = L` and drops the objective (a feasibility model).
     ``hint`` (offsets in alignment units) becomes a hint.
     """
-    cp_model = _cp_model()
-    model = cp_model.CpModel()
+    model = cp_model().CpModel()
     n = len(instance)
     lifetimes = trimmed_lifetimes(instance)
     points = sorted({p for life in lifetimes if life is not None for p in life})
@@ -501,7 +436,7 @@ def build_offsets_model(instance: Instance, sizes, alignment: int, *, lower: int
     if not fixed_arena:
         model.minimize(arena)
     if hint is not None:
-        hint = _oriented_hint(instance, sizes, alignment, hint, symmetry_breaking)
+        hint = oriented_hint(instance, sizes, alignment, hint, symmetry_breaking)
         for i in range(n):
             model.add_hint(u[i], hint[i])
         if not fixed_arena:
@@ -510,54 +445,24 @@ def build_offsets_model(instance: Instance, sizes, alignment: int, *, lower: int
     return OffsetsModel(model, u, arena)
 
 
-def _identical_groups(instance: Instance) -> tuple[list[list[int]], int | None]:
-    """Groups (size >= 2) of identical records outside in-place pairs, and the largest record
-    whose (first, last, size) is unique (the mirror anchor), if any."""
-    in_pairs = {i for pair in instance.inplace_pairs for i in pair}
-    groups: dict[tuple, list[int]] = {}
-    for i, r in enumerate(instance.records):
-        key = (r.first_op, r.last_op, r.size, i if i in in_pairs else -1)
-        groups.setdefault(key, []).append(i)
-    unique = [g[0] for g in groups.values() if len(g) == 1]
-    anchor = max(unique, key=lambda i: (instance.records[i].size, -i), default=None)
-    return [g for g in groups.values() if len(g) > 1], anchor
-
-
-def _mirror_allowed(instance: Instance, alignment: int) -> bool:
-    return alignment == 1 and not instance.inplace_pairs
-
-
 def _break_symmetries(model, instance, sizes, alignment, u, arena) -> None:
-    groups, anchor = _identical_groups(instance)
+    groups, anchor = identical_groups(instance)
     for group in groups:
         for i, j in zip(group, group[1:]):
             model.add(alignment * u[i] + sizes[i] <= alignment * u[j])
-    if anchor is not None and _mirror_allowed(instance, alignment):
+    if anchor is not None and mirror_allowed(instance, alignment):
         model.add(2 * u[anchor] + sizes[anchor] <= arena)
 
 
-def _oriented_hint(instance, sizes, alignment, hint, symmetry_breaking) -> list[int]:
-    """The hint, mirrored and with identical records re-ordered so that it obeys the
-    symmetry-breaking constraints (it stays an equally good packing)."""
-    hint = list(hint)
-    if not symmetry_breaking:
-        return hint
-    groups, anchor = _identical_groups(instance)
-    if anchor is not None and _mirror_allowed(instance, alignment):
-        height = max(h + sizes[i] for i, h in enumerate(hint))
-        if 2 * hint[anchor] + sizes[anchor] > height:
-            hint = [height - h - sizes[i] for i, h in enumerate(hint)]
-    for group in groups:
-        for i, value in zip(group, sorted(hint[i] for i in group)):
-            hint[i] = value
-    return hint
 
 
-def _solve_offsets_part(part: Instance, start_offsets, target: int, time_limit, on_progress, *,
-                        workers, seed, solver_params, feasibility_first, export_path,
-                        symmetry_breaking, cumulative) -> PartOutcome:
-    """One time part: optionally a feasibility model at the bound, then the optimisation."""
-    scale = scaling(part, Problem.OFFSETS)
+def _offsets_part(run: ExactRun, part: Instance, start_offsets, target: int, time_limit,
+                  on_progress, *, solver_params, feasibility_first, export_path,
+                  symmetry_breaking, cumulative) -> PartOutcome:
+    """One time part (``time_limit`` seconds, model building included): optionally a
+    feasibility model at the bound, then the optimisation."""
+    budget = Budget(time_limit)
+    scale = scaling(part, with_alignment=True)
     unit, alignment = scale.unit, scale.alignment
     step = unit * alignment                            # bytes per offset step
     lower = max(offsets_bound(part), target) // step  # both are multiples of the alignment
@@ -565,50 +470,51 @@ def _solve_offsets_part(part: Instance, start_offsets, target: int, time_limit, 
     upper = max(u - (-s // alignment) for u, s in zip(start_units, scale.sizes))
     lower = min(lower, upper)   # a part already below the target needs no improvement
     info: dict = {}
-    budget = Budget(time_limit)
+    flags = dict(workers=run.workers, seed=run.seed, solver_params=solver_params)
     if feasibility_first and lower < upper:
         built = build_offsets_model(part, scale.sizes, alignment, lower=lower, upper=upper,
                                     fixed_arena=True, symmetry_breaking=symmetry_breaking,
                                     cumulative=cumulative)
-        share = None if time_limit is None else max(0.05, feasibility_first * time_limit)
-        run = _run(built.model, built.offsets, time_limit=share, workers=workers, seed=seed,
-                   solver_params=solver_params)
-        info["feasibility_status"] = run.status
-        if run.values:
-            offsets = [run.values[i] * step for i in range(len(part))]
-            objective = _arena(part, offsets)
-            on_progress(objective, lower * step)
-            return PartOutcome(offsets, objective, lower * step, True, info)
-        if run.status == "INFEASIBLE":
-            lower += 1
-            on_progress(None, lower * step)
+        if not budget.exhausted():
+            answer = solve_model(built.model, built.offsets, budget=budget,
+                                 seconds=budget.share(feasibility_first), **flags)
+            info["feasibility_status"] = answer.status
+            if answer.values:
+                offsets = [answer.values[i] * step for i in range(len(part))]
+                objective = arena_of(part, offsets)
+                on_progress(objective, lower * step)
+                return PartOutcome(offsets, objective, lower * step, objective <= lower * step,
+                               info)
+            if answer.status == "INFEASIBLE":
+                lower += 1
+                on_progress(None, lower * step)
     built = build_offsets_model(part, scale.sizes, alignment, lower=lower, upper=upper,
                                 hint=start_units, symmetry_breaking=symmetry_breaking,
                                 cumulative=cumulative)
     if export_path is not None:
         built.model.export_to_file(str(export_path))
-    variables = dict(built.offsets) | {"arena": built.arena}
-    run = _run(built.model, variables, time_limit=budget.remaining(), workers=workers,
-               seed=seed, solver_params=solver_params,
-               on_progress=lambda inc, bnd: on_progress(
-                   inc * step, None if bnd is None else bnd * step))
-    info["cpsat_status"] = run.status
-    bound = max(lower, run.bound or 0) * step
-    if run.values:
-        offsets = [run.values[i] * step for i in range(len(part))]
-        return PartOutcome(offsets, _arena(part, offsets), bound, run.status == "OPTIMAL", info)
-    return PartOutcome(list(start_offsets), _arena(part, start_offsets), bound, False, info)
-
-
-def _arena(part: Instance, offsets) -> int:
-    return round_up(max(o + r.size for o, r in zip(offsets, part.records)), part.alignment)
+    if budget.exhausted():
+        return PartOutcome(list(start_offsets), arena_of(part, start_offsets), lower * step,
+                           False, info)
+    answer = solve_model(built.model, dict(built.offsets) | {"arena": built.arena},
+                         budget=budget, objective=built.arena,
+                         on_progress=lambda incumbent, bound: on_progress(
+                             incumbent * step, None if bound is None else bound * step),
+                         **flags)
+    info["cpsat_status"] = answer.status
+    bound = max(lower, answer.bound or 0) * step
+    if answer.values:
+        offsets = [answer.values[i] * step for i in range(len(part))]
+        return PartOutcome(offsets, arena_of(part, offsets), bound, answer.status == "OPTIMAL",
+                           info)
+    return PartOutcome(list(start_offsets), arena_of(part, start_offsets), bound, False, info)
 
 
 @register("cpsat", Problem.OFFSETS, kind="exact",
           reference="NoOverlap2D with fixed time intervals; OR-Tools CP-SAT")
 def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=None,
-                  use_heuristics: bool = True, stop_at_bound: bool = True,
-                  decompose: bool = True, feasibility_first: float = 0.3,
+                  warm_start=True, initial_solution=None, stop_at_bound: bool = True,
+                  decompose: bool = True, feasibility_first: float = SPLIT.feasibility_first,
                   symmetry_breaking: bool = True, cumulative: bool = True,
                   export_path=None, **solver_params) -> SolverOutcome:
     """Offsets (OC, OC-IP) by CP-SAT with NoOverlap2D, per time part.
@@ -616,16 +522,16 @@ def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=Non
     Parameters
     ----------
     time_limit, workers, seed
-        CP-SAT's ``max_time_in_seconds`` (for the whole call), ``num_workers`` (default 2),
-        ``random_seed`` (default 0).
-    use_heuristics, stop_at_bound
+        For the whole call (warm start and model building included); CP-SAT's
+        ``num_workers`` (default 2), ``random_seed`` (default 0).
+    warm_start, initial_solution, stop_at_bound
         As for :func:`cpsat_shared_objects` (the bound is the max breadth).
     decompose
-        Solve the time parts independently (:func:`~optplan.exact._common.time_components`).
+        Solve the time parts independently (:func:`~optplan.exact.geometry.time_components`).
     feasibility_first
-        Fraction of a part's time spent first on the feasibility model with the arena fixed
-        at the lower bound (0 disables it). A feasible answer is then optimal; an infeasible
-        one raises the bound by one alignment step.
+        Share of a part's time spent first on the feasibility model with the arena fixed at
+        the lower bound (0 disables it). A feasible answer is then optimal; an infeasible one
+        raises the bound by one alignment step.
     symmetry_breaking, cumulative
         Model variants (see :func:`build_offsets_model`).
     export_path
@@ -633,24 +539,19 @@ def cpsat_offsets(instance: Instance, *, time_limit=None, workers=None, seed=Non
     **solver_params
         Set on ``solver.parameters`` as given.
     """
-    budget = Budget(time_limit)
-    flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
-    if len(instance) == 0:
-        return empty_outcome(Problem.OFFSETS, SOLVER, _version(), flags)
-    check_range(instance, scaling(instance, Problem.OFFSETS), CPSAT_LIMIT, "CP-SAT")
-    trajectory = Trajectory(budget)
+    cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
+    run = ExactRun(instance, Problem.OFFSETS, solver=SOLVER, version=cpsat_version(),
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
+    check_range(instance, scaling(instance, with_alignment=True), CPSAT_LIMIT, "CP-SAT")
 
     def solve_part(part, start_offsets, target, limit, on_progress):
-        return _solve_offsets_part(part, start_offsets, target, limit, on_progress,
-                                   workers=flags["workers"], seed=flags["seed"],
-                                   solver_params=solver_params,
-                                   feasibility_first=feasibility_first,
-                                   export_path=export_path,
-                                   symmetry_breaking=symmetry_breaking, cumulative=cumulative)
+        return _offsets_part(run, part, start_offsets, target, limit, on_progress,
+                             solver_params=solver_params, feasibility_first=feasibility_first,
+                             export_path=export_path, symmetry_breaking=symmetry_breaking,
+                             cumulative=cumulative)
 
-    solution, bound, status, info = solve_offsets_by_parts(
-        instance, solve_part, budget=budget, trajectory=trajectory,
-        use_heuristics=use_heuristics, decompose=decompose and export_path is None,
-        stop_at_bound=stop_at_bound)
-    return SolverOutcome(status, solution, bound, SOLVER, _version(), trajectory.as_tuple(),
-                         flags | info)
+    return solve_offsets_by_parts(run, solve_part, warm_start=warm_start,
+                                  initial_solution=initial_solution,
+                                  decompose=decompose and export_path is None,
+                                  stop_at_bound=stop_at_bound)

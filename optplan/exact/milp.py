@@ -1,11 +1,14 @@
 """MILP formulations of shared objects and offsets, with in-place pairs (PuLP 3.x).
 
-Two methods share the models: ``milp_highs`` (HiGHS through highspy, PuLP's ``HiGHS`` API
-solver) and ``milp_cbc`` (the CBC binary bundled with PuLP). The formulations mirror the
-CP-SAT ones in :mod:`optplan.exact.cpsat` (same variables, same symmetry breaking, same
-bounds); offsets use pairwise disjunctions with a big-M taken from the warm start instead of
-NoOverlap2D. Statuses are checked against the solver's own dual bound: ``OPTIMAL`` is reported
-only when the rounded-up bound meets the objective.
+Two methods share the models: ``milp_highs`` (HiGHS, :mod:`optplan.exact.highs`) and
+``milp_cbc`` (the CBC binary bundled with PuLP). The formulations mirror the CP-SAT ones in
+:mod:`optplan.exact.cpsat` (same variables, same symmetry breaking, same bounds; the shared
+index sets and geometry come from :mod:`optplan.exact.representative` and
+:mod:`optplan.exact.geometry`); offsets use pairwise disjunctions with a big-M taken from the
+warm start instead of NoOverlap2D. A MILP answer proves only what it may
+(:func:`~optplan.exact.scaling.milp_proof_trusted`): OPTIMAL when the incumbent meets the
+solver's rounded-up dual bound on a model whose numbers the solver resolves to the unit, or an
+exactly computed bound.
 """
 
 from __future__ import annotations
@@ -13,19 +16,24 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass, field
 
-from optplan.errors import InputError
-from optplan.exact._common import (MILP_LIMIT, Budget, PartOutcome, Scaling, Trajectory,
-                                   begin_shared_objects, check_range, choose_conflict_encoding,
-                                   conflict_pairs, empty_outcome, maximal_profiles, offsets_bound,
-                                   representative_structure, scaling, solve_offsets_by_parts,
-                                   solver_options, status_for, trimmed_lifetimes)
-from optplan.exact.cpsat import _identical_groups, _mirror_allowed, _oriented_hint
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, round_up
+from optplan.bounds import maximal_profiles, offsets_bound, trimmed_lifetimes
+from optplan.exact.budget import SPLIT, Budget
+from optplan.exact.geometry import conflict_pairs, identical_groups, mirror_allowed, oriented_hint
+from optplan.exact.highs import MilpRun, apply_start, check_highs_options, run_highs
+from optplan.exact.parts import PartOutcome, arena_of, solve_offsets_by_parts
+from optplan.exact.representative import (choose_conflict_encoding, representative_structure,
+                                          start_shared_objects)
+from optplan.exact.run import ExactRun
+from optplan.exact.scaling import (MILP_LIMIT, Scaling, check_range, milp_proof_trusted,
+                                   proven_bound, scaling)
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.registry import register
-from optplan.result import SolverOutcome, Status
-from optplan.validate import validate
+from optplan.result import SolverOutcome
+from optplan.validate import validate_offsets, validate_shared_objects
 
 __all__ = ["milp_highs_shared_objects", "milp_highs_offsets", "milp_cbc_shared_objects",
            "milp_cbc_offsets", "build_shared_objects_milp", "build_offsets_milp"]
@@ -46,9 +54,19 @@ def _pulp():
 
 @dataclass
 class Milp:
+    """A PuLP model with the variables read back after solving, the warm start as
+    ``{variable: value}``, and its largest big-M and largest number (model units), which say
+    whether the solver's proofs are taken."""
+
     problem: object                       # pulp.LpProblem
-    variables: dict                       # key -> LpVariable, read back after solving
-    start: dict = field(default_factory=dict)   # key -> value of the warm start
+    variables: dict                       # key -> LpVariable
+    start: dict = field(default_factory=dict)
+    big_m: int = 0
+    magnitude: int = 0
+
+    @property
+    def trusted(self) -> bool:
+        return milp_proof_trusted(self.big_m, self.magnitude)
 
 
 def build_shared_objects_milp(instance: Instance, scale: Scaling, *, lower: int, upper: int,
@@ -91,8 +109,8 @@ def build_shared_objects_milp(instance: Instance, scale: Scaling, *, lower: int,
     lp += objective >= lower, "lower_bound"
     lp += objective <= upper, "upper_bound"
     representative = structure.representatives_of(start_ids)
-    start = {key: int(representative[key[0]] == key[1]) for key in x}
-    return Milp(lp, x, start)
+    start = {var: int(representative[i] == j) for (i, j), var in x.items()}
+    return Milp(lp, x, start, big_m=0, magnitude=upper)
 
 
 def build_offsets_milp(instance: Instance, sizes, alignment: int, *, lower: int, upper: int,
@@ -127,11 +145,10 @@ def build_offsets_milp(instance: Instance, sizes, alignment: int, *, lower: int,
     lp += k
     for i in range(n):
         lp += alignment * u[i] + sizes[i] <= alignment * k, f"arena_{i}"
-    groups, anchor = _identical_groups(instance) if symmetry_breaking else ([], None)
+    groups, anchor = identical_groups(instance) if symmetry_breaking else ([], None)
     ordered = {(i, j) for group in groups for i, j in zip(group, group[1:])}
-    start_units = _oriented_hint(instance, sizes, alignment, start_units, symmetry_breaking)
-    start = {i: start_units[i] for i in range(n)}
-    start["arena"] = upper
+    start_units = oriented_hint(instance, sizes, alignment, start_units, symmetry_breaking)
+    start = {u[i]: start_units[i] for i in range(n)} | {k: upper}
     binaries: dict = {}
     for i, j in conflict_pairs(instance):
         if (i, j) in ordered or (j, i) in ordered:
@@ -142,82 +159,26 @@ def build_offsets_milp(instance: Instance, sizes, alignment: int, *, lower: int,
         above = lp.add_variable(f"z_{j}_{i}", cat="Binary")
         lp += alignment * u[i] + sizes[i] <= alignment * u[j] + big_m * (1 - below), f"b_{i}_{j}"
         lp += alignment * u[j] + sizes[j] <= alignment * u[i] + big_m * (1 - above), f"b_{j}_{i}"
-        start[("z", i, j)] = int(alignment * start_units[i] + sizes[i]
-                                 <= alignment * start_units[j])
-        start[("z", j, i)] = int(not start[("z", i, j)]
-                                 and alignment * start_units[j] + sizes[j]
-                                 <= alignment * start_units[i])
+        start[below] = int(alignment * start_units[i] + sizes[i] <= alignment * start_units[j])
+        start[above] = int(not start[below] and alignment * start_units[j] + sizes[j]
+                           <= alignment * start_units[i])
         if (i, j) in instance.inplace_set:
             same = lp.add_variable(f"e_{i}_{j}", cat="Binary")
             lp += below + above + same == 1, f"choose_{i}_{j}"
             lp += u[i] - u[j] <= upper * (1 - same), f"same_{i}_{j}"
             lp += u[j] - u[i] <= upper * (1 - same), f"same_{j}_{i}"
-            start[("e", i, j)] = int(not start[("z", i, j)] and not start[("z", j, i)])
+            start[same] = int(not start[below] and not start[above])
             binaries["e", i, j] = same
         else:
             lp += below + above == 1, f"choose_{i}_{j}"
         binaries["z", i, j], binaries["z", j, i] = below, above
-    if anchor is not None and _mirror_allowed(instance, alignment):
+    if anchor is not None and mirror_allowed(instance, alignment):
         lp += 2 * u[anchor] + sizes[anchor] <= k, "mirror"
     variables = dict(u) | binaries | {"arena": k}
-    return Milp(lp, variables, start)
+    return Milp(lp, variables, start, big_m=big_m, magnitude=big_m)
 
 
-# --- solving ---------------------------------------------------------------------------------
-
-@dataclass
-class MilpRun:
-    status: str               # the solver's own word, for info
-    has_solution: bool
-    bound: float | None       # the solver's dual bound, model units
-    version: str
-    infeasible: bool = False  # proven infeasible
-
-
-def _apply_start(milp: Milp) -> None:
-    for key, value in milp.start.items():
-        if key in milp.variables:
-            milp.variables[key].setInitialValue(value)
-
-
-def _highs_solver(*, time_limit, workers, seed, params: dict, with_start: bool):
-    pulp = _pulp()
-    import highspy
-
-    class HiGHSWithStart(pulp.HiGHS):
-        """PuLP's HiGHS API solver, passing the variables' initial values as a MIP start."""
-
-        def callSolver(self, lp):
-            if with_start:
-                start = highspy.HighsSolution()
-                start.col_value = [var.varValue if var.varValue is not None else 0.0
-                                   for var in lp.variables()]
-                start.value_valid = True
-                lp.solverModel.setSolution(start)
-            lp.solverModel.run()
-
-    options = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.999, "random_seed": seed} | params
-    probe = highspy.Highs()
-    probe.setOptionValue("output_flag", False)
-    for name, value in params.items():
-        if probe.setOptionValue(name, value) != highspy.HighsStatus.kOk:
-            raise InputError(f"HiGHS rejects option {name}={value!r}", field=name)
-    return HiGHSWithStart(msg=False, timeLimit=time_limit, threads=workers, **options)
-
-
-def _run_highs(milp: Milp, *, time_limit, workers, seed, params) -> MilpRun:
-    solver = _highs_solver(time_limit=time_limit, workers=workers, seed=seed, params=params,
-                           with_start=bool(milp.start))
-    _apply_start(milp)
-    milp.problem.solve(solver)
-    highs = milp.problem.solverModel
-    status = highs.modelStatusToString(highs.getModelStatus())
-    info = highs.getInfo()
-    has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    bound = info.mip_dual_bound if abs(info.mip_dual_bound) < 1e300 else None
-    return MilpRun(status, has_solution, bound, f"highspy {highs.version()}",
-                   infeasible=status == "Infeasible")
-
+# --- solvers ---------------------------------------------------------------------------------
 
 def _cbc_path() -> str | None:
     """The CBC binary bundled with PuLP (``None``: a ``cbc`` on the PATH)."""
@@ -226,13 +187,13 @@ def _cbc_path() -> str | None:
     return bundled if bundled and os.access(bundled, os.X_OK) else None
 
 
-def _run_cbc(milp: Milp, *, time_limit, workers, seed, params) -> MilpRun:
+def _run_cbc(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
     pulp = _pulp()
-    _apply_start(milp)
+    apply_start(milp.start)
     handle, log_path = tempfile.mkstemp(suffix=".log", prefix="optplan-cbc-")
     os.close(handle)
     options = [f"randomCbcSeed {seed}"] + [f"{key} {value}" for key, value in params.items()]
-    solver = pulp.COIN_CMD(path=_cbc_path(), msg=False, timeLimit=time_limit, threads=workers,
+    solver = pulp.COIN_CMD(path=_cbc_path(), msg=False, timeLimit=seconds, threads=workers,
                            gapRel=0, gapAbs=0.999, warmStart=bool(milp.start), logPath=log_path,
                            options=options)
     try:
@@ -260,10 +221,20 @@ def _run_cbc(milp: Milp, *, time_limit, workers, seed, params) -> MilpRun:
         bound = float(lower.group(1))
     return MilpRun(status, has_solution, bound,
                    f"cbc {version.group(1) if version else '?'} (pulp {pulp.__version__})",
-                   infeasible="infeasible" in status.lower())
+                   optimal=optimal, infeasible="infeasible" in status.lower())
+
+
+def _run_highs(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
+    return run_highs(milp.problem, seconds=seconds, workers=workers, seed=seed, params=params,
+                     start=milp.start)
 
 
 BACKENDS = {"milp_highs": _run_highs, "milp_cbc": _run_cbc}
+
+
+def _check_params(backend: str, params: dict) -> None:
+    if backend == "milp_highs":
+        check_highs_options(params)
 
 
 def _export(milp: Milp, path) -> None:
@@ -274,58 +245,67 @@ def _export(milp: Milp, path) -> None:
         milp.problem.writeMPS(path)
 
 
-def _ceil_bound(bound: float | None) -> int | None:
-    if bound is None:
-        return None
-    return int(-(-(bound - 1e-6) // 1))
+def _solve(backend: str, milp: Milp, run: ExactRun, budget: Budget, params: dict) -> MilpRun:
+    """Run ``backend`` on ``milp`` for what is left of ``budget`` (less the overrun a solver
+    has shown; nothing when that leaves no time)."""
+    limit = budget.solver_seconds()
+    if limit is not None and limit <= 0:
+        return MilpRun("NOT_STARTED", False, None, "")
+    started = time.perf_counter()
+    answer = BACKENDS[backend](milp, seconds=limit, workers=run.workers, seed=run.seed,
+                               params=params)
+    budget.solver_ran(limit, time.perf_counter() - started)
+    return answer
 
 
-# --- methods ---------------------------------------------------------------------------------
+def _proven_bound(milp: Milp, answer: MilpRun) -> int | None:
+    """The dual bound (model units) when the model's numbers let the solver prove it."""
+    return proven_bound(answer.bound) if milp.trusted else None
 
-def _shared_objects(backend: str, instance: Instance, *, time_limit, workers, seed,
-                    use_heuristics, stop_at_bound, conflicts, positional_cuts, export_path,
-                    params) -> SolverOutcome:
-    begun = begin_shared_objects(instance, solver=backend, version="",
-                                 value_limit=MILP_LIMIT, solver_label="the MILP solvers",
-                                 time_limit=time_limit, workers=workers, seed=seed,
-                                 default_workers=DEFAULT_WORKERS,
-                                 use_heuristics=use_heuristics, stop_at_bound=stop_at_bound)
-    if begun.done is not None:
-        return begun.done
-    budget, flags, scale, trajectory = begun.budget, begun.flags, begun.scale, begun.trajectory
-    start, bound, info = begun.start, begun.bound, begun.info
+
+# --- shared objects --------------------------------------------------------------------------
+
+def _shared_objects(backend: str, instance: Instance, *, time_limit, workers, seed, warm_start,
+                    initial_solution, stop_at_bound, conflicts, positional_cuts, export_path,
+                    solver_params) -> SolverOutcome:
+    _check_params(backend, solver_params)
+    run = ExactRun(instance, Problem.SHARED_OBJECTS, solver=backend, version="",
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
+    scale, done = start_shared_objects(run, warm_start=warm_start,
+                                       initial_solution=initial_solution,
+                                       stop_at_bound=stop_at_bound, value_limit=MILP_LIMIT,
+                                       solver_label="the MILP solvers")
+    if done is not None:
+        return done
     unit = scale.unit
     encoding = choose_conflict_encoding(instance, conflicts, no_overlap=False)
     terms = _estimated_terms(instance, encoding)
     if terms > MODEL_TERMS_LIMIT:
-        info["model"] = (f"not built: ~{terms} constraint terms > {MODEL_TERMS_LIMIT}; "
-                         "warm start returned")
-        return SolverOutcome(Status.FEASIBLE, start.solution, bound, backend, "",
-                             trajectory.as_tuple(), info)
-    milp = build_shared_objects_milp(instance, scale, lower=bound // unit,
-                                     upper=start.objective // unit,
-                                     start_ids=start.solution.object_ids,
+        run.info["model"] = (f"not built: ~{terms} constraint terms > {MODEL_TERMS_LIMIT}; "
+                             "warm start returned")
+        return run.outcome()
+    milp = build_shared_objects_milp(instance, scale, lower=-(-run.bound // unit),
+                                     upper=run.objective // unit,
+                                     start_ids=run.solution.object_ids,
                                      conflicts=encoding, positional_cuts=positional_cuts)
+    run.info["proofs_trusted"] = milp.trusted
     if export_path is not None:
         _export(milp, export_path)
-    run = BACKENDS[backend](milp, time_limit=budget.remaining(), workers=flags["workers"],
-                            seed=flags["seed"], params=params)
-    info["solver_status"] = run.status
-    solution, objective = start.solution, start.objective
-    if run.has_solution:
-        ids = _object_ids(instance, milp)
-        candidate = SharedObjectsSolution.from_object_ids(instance, ids)
-        if validate(instance, Problem.SHARED_OBJECTS, candidate):
-            info["extraction"] = "invalid after rounding; kept the warm start"
-        elif candidate.total_size <= objective:
-            solution, objective = candidate, candidate.total_size
-    solver_bound = _ceil_bound(run.bound)
-    best_bound = max(bound, (solver_bound or 0) * unit)
-    status = status_for(objective, best_bound, proven=False)
-    best_bound = objective if status is Status.OPTIMAL else best_bound
-    trajectory.record(objective, best_bound)
-    return SolverOutcome(status, solution, best_bound, backend, run.version,
-                         trajectory.as_tuple(), info)
+    if run.out_of_time():
+        return run.outcome()
+    answer = _solve(backend, milp, run, run.budget, solver_params)
+    run.version = answer.version or run.version
+    run.info["solver_status"] = answer.status
+    if answer.has_solution:
+        candidate = SharedObjectsSolution.from_object_ids(instance, _object_ids(instance, milp))
+        if validate_shared_objects(instance, candidate):
+            run.info["extraction"] = "invalid after rounding; kept the warm start"
+        else:
+            run.offer(candidate)
+    bound = _proven_bound(milp, answer)
+    run.raise_bound(None if bound is None else bound * unit)
+    return run.outcome()
 
 
 def _estimated_terms(instance: Instance, encoding: str) -> int:
@@ -344,12 +324,15 @@ def _object_ids(instance: Instance, milp: Milp) -> list[int]:
             for i in range(len(instance))]
 
 
-def _offsets_part(backend: str, part: Instance, start_offsets, target: int, time_limit,
-                  on_progress, *, workers, seed, params, export_path, symmetry_breaking,
+# --- offsets ---------------------------------------------------------------------------------
+
+def _offsets_part(backend: str, run: ExactRun, part: Instance, start_offsets, target: int,
+                  time_limit, on_progress, *, solver_params, export_path, symmetry_breaking,
                   feasibility_first) -> PartOutcome:
-    """One time part: optionally the feasibility model at the bound, then the optimisation."""
+    """One time part: optionally the feasibility model at the bound, then the optimisation.
+    A bound learnt from the solver counts only when the model lets it prove it."""
     budget = Budget(time_limit)   # model building counts against the part's time
-    scale = scaling(part, Problem.OFFSETS)
+    scale = scaling(part, with_alignment=True)
     alignment = scale.alignment
     step = scale.unit * alignment
     lower = max(offsets_bound(part), target) // step
@@ -361,92 +344,96 @@ def _offsets_part(backend: str, part: Instance, start_offsets, target: int, time
     if terms > MODEL_TERMS_LIMIT:
         info["model"] = (f"not built: ~{terms} constraint terms > {MODEL_TERMS_LIMIT}; "
                          "warm start kept")
-        offsets = list(start_offsets)
-        objective = _arena(part, offsets)
-        return PartOutcome(offsets, objective, lower * step, objective <= lower * step, info)
+        objective = arena_of(part, start_offsets)
+        return PartOutcome(list(start_offsets), objective, lower * step,
+                           objective <= lower * step, info)
 
     def attempt(low: int, high: int, clock: Budget, *, with_start: bool):
         milp = build_offsets_milp(part, scale.sizes, alignment, lower=low, upper=high,
                                   start_units=start_units, symmetry_breaking=symmetry_breaking)
         if not with_start:
             milp.start = {}
-        run = BACKENDS[backend](milp, time_limit=clock.remaining(), workers=workers, seed=seed,
-                                params=params)
-        info["solver_version"] = run.version
+        info["proofs_trusted"] = milp.trusted
+        if clock.exhausted():
+            return milp, None, None
+        answer = _solve(backend, milp, run, clock, solver_params)
+        run.version = answer.version or run.version
         offsets = None
-        if run.has_solution:
-            candidate = [round(milp.variables[i].varValue or 0) * step
-                         for i in range(len(part))]
-            if validate(part, Problem.OFFSETS, OffsetsSolution.from_offsets(part, candidate)):
+        if answer.has_solution:
+            candidate = [round(milp.variables[i].varValue or 0) * step for i in range(len(part))]
+            if validate_offsets(part, OffsetsSolution.from_offsets(part, candidate)):
                 info["extraction"] = "invalid after rounding; ignored"
             else:
                 offsets = candidate
-        return milp, run, offsets
+        return milp, answer, offsets
 
     if feasibility_first and lower < upper:
-        share = None if time_limit is None else max(0.05, feasibility_first * time_limit)
-        _, run, offsets = attempt(lower, lower, Budget(share), with_start=False)
-        info["feasibility_status"] = run.status
+        seconds = budget.share(feasibility_first)
+        milp, answer, offsets = attempt(lower, lower, budget.part(seconds), with_start=False)
+        if answer is not None:
+            info["feasibility_status"] = answer.status
         if offsets is not None:
-            objective = _arena(part, offsets)
+            objective = arena_of(part, offsets)
             on_progress(objective, lower * step)
-            return PartOutcome(offsets, objective, lower * step, True, info)
-        if run.infeasible:
+            return PartOutcome(offsets, objective, lower * step, objective <= lower * step,
+                               info)
+        if answer is not None and answer.infeasible and milp.trusted:
             lower += 1
             on_progress(None, lower * step)
-    milp, run, offsets = attempt(lower, upper, budget, with_start=True)
+    milp, answer, offsets = attempt(lower, upper, budget, with_start=True)
     if export_path is not None:
         _export(milp, export_path)
-    info["solver_status"] = run.status
-    bound = max(lower, _ceil_bound(run.bound) or 0) * step
+    solver_bound = None
+    if answer is not None:
+        info["solver_status"] = answer.status
+        solver_bound = _proven_bound(milp, answer)
+    bound = max(lower, solver_bound or 0) * step
     offsets = list(start_offsets) if offsets is None else offsets
-    objective = _arena(part, offsets)
+    objective = arena_of(part, offsets)
     on_progress(objective, bound)
     return PartOutcome(offsets, objective, bound, objective <= bound, info)
 
 
-def _arena(part: Instance, offsets) -> int:
-    return round_up(max(o + r.size for o, r in zip(offsets, part.records)), part.alignment)
-
-
-def _offsets(backend: str, instance: Instance, *, time_limit, workers, seed, use_heuristics,
-             stop_at_bound, decompose, symmetry_breaking, feasibility_first, export_path,
-             params) -> SolverOutcome:
-    budget = Budget(time_limit)
-    flags = solver_options(time_limit, workers, seed, DEFAULT_WORKERS)
-    if len(instance) == 0:
-        return empty_outcome(Problem.OFFSETS, backend, "", flags)
-    check_range(instance, scaling(instance, Problem.OFFSETS), MILP_LIMIT, "the MILP solvers")
-    trajectory = Trajectory(budget)
-    versions = set()
+def _offsets(backend: str, instance: Instance, *, time_limit, workers, seed, warm_start,
+             initial_solution, stop_at_bound, decompose, symmetry_breaking, feasibility_first,
+             export_path, solver_params) -> SolverOutcome:
+    _check_params(backend, solver_params)
+    run = ExactRun(instance, Problem.OFFSETS, solver=backend, version="",
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
+    check_range(instance, scaling(instance, with_alignment=True), MILP_LIMIT,
+                "the MILP solvers")
 
     def solve_part(part, start_offsets, target, limit, on_progress):
-        outcome = _offsets_part(backend, part, start_offsets, target, limit, on_progress,
-                                workers=flags["workers"], seed=flags["seed"], params=params,
-                                export_path=export_path, symmetry_breaking=symmetry_breaking,
-                                feasibility_first=feasibility_first)
-        version = outcome.info.pop("solver_version", None)
-        if version:
-            versions.add(version)
-        return outcome
+        return _offsets_part(backend, run, part, start_offsets, target, limit, on_progress,
+                             solver_params=solver_params, export_path=export_path,
+                             symmetry_breaking=symmetry_breaking,
+                             feasibility_first=feasibility_first)
 
-    solution, bound, status, info = solve_offsets_by_parts(
-        instance, solve_part, budget=budget, trajectory=trajectory,
-        use_heuristics=use_heuristics, decompose=decompose and export_path is None,
-        stop_at_bound=stop_at_bound)
-    return SolverOutcome(status, solution, bound, backend, ", ".join(sorted(versions)),
-                         trajectory.as_tuple(), flags | info)
+    return solve_offsets_by_parts(run, solve_part, warm_start=warm_start,
+                                  initial_solution=initial_solution,
+                                  decompose=decompose and export_path is None,
+                                  stop_at_bound=stop_at_bound)
 
 
-_SO_DOC = """Shared objects (SO, SO-IP) by {solver} on the representative 0-1 program.
+# --- the registered methods ------------------------------------------------------------------
+
+@register("milp_highs", Problem.SHARED_OBJECTS, kind="exact",
+          reference="representative formulation with profile cliques; HiGHS (highspy via PuLP)")
+def milp_highs_shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
+                              warm_start=True, initial_solution=None,
+                              stop_at_bound: bool = True, conflicts: str = "auto",
+                              positional_cuts: bool = True, export_path=None,
+                              **solver_params) -> SolverOutcome:
+    """Shared objects (SO, SO-IP) by HiGHS on the representative 0-1 program.
 
     Parameters
     ----------
     time_limit, workers, seed
-        The solver's time limit, threads (default 1) and random seed (default 0).
-    use_heuristics
-        Warm-start from the best registered heuristic (else a greedy construction); the
-        start is handed to the solver as its MIP start.
+        For the whole call (warm start and model building included); HiGHS's threads
+        (default 1) and random seed (default 0).
+    warm_start, initial_solution
+        The warm start (:mod:`optplan.warm_start`); its best solution is the MIP start.
     stop_at_bound
         Return the warm start, proven optimal, when it meets the positional-maximums bound.
     conflicts, positional_cuts
@@ -454,65 +441,79 @@ _SO_DOC = """Shared objects (SO, SO-IP) by {solver} on the representative 0-1 pr
     export_path
         Write the model (``.lp`` for LP format, anything else MPS).
     **solver_params
-        Passed to the solver as options ({options}).
+        HiGHS option names, e.g. ``presolve="off"``.
     """
+    return _shared_objects("milp_highs", instance, time_limit=time_limit, workers=workers,
+                           seed=seed, warm_start=warm_start, initial_solution=initial_solution,
+                           stop_at_bound=stop_at_bound, conflicts=conflicts,
+                           positional_cuts=positional_cuts, export_path=export_path,
+                           solver_params=solver_params)
 
-_OC_DOC = """Offsets (OC, OC-IP) by {solver} on the disjunctive program, per time part.
+
+@register("milp_cbc", Problem.SHARED_OBJECTS, kind="exact",
+          reference="representative formulation with profile cliques; CBC (bundled with PuLP)")
+def milp_cbc_shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
+                            warm_start=True, initial_solution=None, stop_at_bound: bool = True,
+                            conflicts: str = "auto", positional_cuts: bool = True,
+                            export_path=None, **solver_params) -> SolverOutcome:
+    """Shared objects (SO, SO-IP) by CBC on the representative 0-1 program; parameters as for
+    :func:`milp_highs_shared_objects`, ``**solver_params`` CBC command-line options, e.g.
+    ``cuts="off"``."""
+    return _shared_objects("milp_cbc", instance, time_limit=time_limit, workers=workers,
+                           seed=seed, warm_start=warm_start, initial_solution=initial_solution,
+                           stop_at_bound=stop_at_bound, conflicts=conflicts,
+                           positional_cuts=positional_cuts, export_path=export_path,
+                           solver_params=solver_params)
+
+
+@register("milp_highs", Problem.OFFSETS, kind="exact",
+          reference="pairwise disjunctions with big-M; HiGHS (highspy via PuLP)")
+def milp_highs_offsets(instance: Instance, *, time_limit=None, workers=None, seed=None,
+                       warm_start=True, initial_solution=None, stop_at_bound: bool = True,
+                       decompose: bool = True, symmetry_breaking: bool = True,
+                       feasibility_first: float = SPLIT.feasibility_first, export_path=None,
+                       **solver_params) -> SolverOutcome:
+    """Offsets (OC, OC-IP) by HiGHS on the disjunctive program, per time part.
 
     Parameters
     ----------
     time_limit, workers, seed
-        The solver's time limit (for the whole call), threads (default 1), random seed
-        (default 0).
-    use_heuristics, stop_at_bound
-        As for the shared-objects method (the bound is the max breadth).
+        For the whole call (warm start and model building included); HiGHS's threads
+        (default 1) and random seed (default 0).
+    warm_start, initial_solution, stop_at_bound
+        As for :func:`milp_highs_shared_objects` (the bound is the max breadth).
     decompose
         Solve the time parts independently.
     symmetry_breaking
         Order identical records and break the mirror symmetry.
     feasibility_first
-        Fraction of a part's time spent first on the model with the arena fixed at the lower
-        bound (0 disables it): a solution is then optimal, infeasibility raises the bound.
+        Share of a part's time spent first on the model with the arena fixed at the lower
+        bound (0 disables it): a solution is then optimal, a trusted infeasibility raises the
+        bound.
     export_path
         Write the model (implies ``decompose=False``).
     **solver_params
-        Passed to the solver as options ({options}).
+        HiGHS option names, e.g. ``presolve="off"``.
     """
+    return _offsets("milp_highs", instance, time_limit=time_limit, workers=workers, seed=seed,
+                    warm_start=warm_start, initial_solution=initial_solution,
+                    stop_at_bound=stop_at_bound, decompose=decompose,
+                    symmetry_breaking=symmetry_breaking, feasibility_first=feasibility_first,
+                    export_path=export_path, solver_params=solver_params)
 
 
-def _register(backend: str, solver: str, options: str) -> None:
-    def shared_objects(instance: Instance, *, time_limit=None, workers=None, seed=None,
-                       use_heuristics: bool = True, stop_at_bound: bool = True,
-                       conflicts: str = "auto", positional_cuts: bool = True,
-                       export_path=None, **solver_params) -> SolverOutcome:
-        return _shared_objects(backend, instance, time_limit=time_limit, workers=workers,
-                               seed=seed, use_heuristics=use_heuristics,
-                               stop_at_bound=stop_at_bound, conflicts=conflicts,
-                               positional_cuts=positional_cuts, export_path=export_path,
-                               params=solver_params)
-
-    def offsets(instance: Instance, *, time_limit=None, workers=None, seed=None,
-                use_heuristics: bool = True, stop_at_bound: bool = True, decompose: bool = True,
-                symmetry_breaking: bool = True, feasibility_first: float = 0.3,
-                export_path=None, **solver_params) -> SolverOutcome:
-        return _offsets(backend, instance, time_limit=time_limit, workers=workers, seed=seed,
-                        use_heuristics=use_heuristics, stop_at_bound=stop_at_bound,
-                        decompose=decompose, symmetry_breaking=symmetry_breaking,
-                        feasibility_first=feasibility_first, export_path=export_path,
-                        params=solver_params)
-
-    shared_objects.__name__ = f"{backend}_shared_objects"
-    offsets.__name__ = f"{backend}_offsets"
-    shared_objects.__doc__ = _SO_DOC.format(solver=solver, options=options)
-    offsets.__doc__ = _OC_DOC.format(solver=solver, options=options)
-    register(backend, Problem.SHARED_OBJECTS, kind="exact",
-             reference=f"representative formulation with profile cliques; {solver}")(
-        shared_objects)
-    register(backend, Problem.OFFSETS, kind="exact",
-             reference=f"pairwise disjunctions with big-M; {solver}")(offsets)
-    globals()[shared_objects.__name__] = shared_objects
-    globals()[offsets.__name__] = offsets
-
-
-_register("milp_highs", "HiGHS (highspy via PuLP)", "HiGHS option names, e.g. presolve='off'")
-_register("milp_cbc", "CBC (bundled with PuLP)", "CBC command-line options, e.g. cuts='off'")
+@register("milp_cbc", Problem.OFFSETS, kind="exact",
+          reference="pairwise disjunctions with big-M; CBC (bundled with PuLP)")
+def milp_cbc_offsets(instance: Instance, *, time_limit=None, workers=None, seed=None,
+                     warm_start=True, initial_solution=None, stop_at_bound: bool = True,
+                     decompose: bool = True, symmetry_breaking: bool = True,
+                     feasibility_first: float = SPLIT.feasibility_first, export_path=None,
+                     **solver_params) -> SolverOutcome:
+    """Offsets (OC, OC-IP) by CBC on the disjunctive program; parameters as for
+    :func:`milp_highs_offsets`, ``**solver_params`` CBC command-line options, e.g.
+    ``cuts="off"``."""
+    return _offsets("milp_cbc", instance, time_limit=time_limit, workers=workers, seed=seed,
+                    warm_start=warm_start, initial_solution=initial_solution,
+                    stop_at_bound=stop_at_bound, decompose=decompose,
+                    symmetry_breaking=symmetry_breaking, feasibility_first=feasibility_first,
+                    export_path=export_path, solver_params=solver_params)

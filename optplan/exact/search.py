@@ -14,21 +14,22 @@ import dataclasses
 import math
 import time
 
-from optplan.bounds import lower_bound
+from optplan import __version__
+from optplan.bounds import offsets_bound
 from optplan.errors import InputError
 from optplan.exact._search_core import (PREORDERS, TIMEOUT, Prepared, SearchParams, decide,
                                         prepare)
-from optplan.model import Instance, OffsetsSolution, Problem, round_up
+from optplan.exact.budget import SPLIT
+from optplan.exact.run import ExactRun
+from optplan.heuristics.constructions import stacked_offsets
+from optplan.model import Instance, OffsetsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
-from optplan.result import SolverOutcome, Status
+from optplan.result import SolverOutcome
 
 __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS"]
 
 SOLVER = "optplan-search"
-FIRST_PROBE_SHARE = 0.5
-"""Share of the time limit for the lower-bound probe. When the bound is reachable (8 of
-MiniMalloc's 11 challenging instances) that probe is all the proof needed, and it needs at
-most 4.2 CPU-s there; the other half goes to the bisection where it is not."""
 
 
 def _params(switches: dict) -> SearchParams:
@@ -86,75 +87,34 @@ def pack(instance: Instance, capacity: int, params: SearchParams = SearchParams(
     return tuple(offset * prep.scale for offset in result)
 
 
-INCUMBENT_HEURISTICS = ("strip_packing_best_fit", "greedy_by_size", "xla_best_fit",
-                        "tflite_arena", "greedy_by_breadth", "nntrainer_v3", "best_fit",
-                        "first_fit")
-"""Registered offsets heuristics tried for the first incumbent, in this order: the fast ones
-(O(n^2) or less) that give the best arenas on the MiniMalloc suite. Slow local searches such
-as ``usmp_hill_climb`` (20 s on 213 buffers) are left out on purpose. When none of them is
-registered, every registered offsets heuristic on records is tried."""
-
-
-def _heuristic_incumbent(instance: Instance, budget: float | None = None
-                         ) -> tuple[tuple[int, ...], int, str]:
-    """The best valid packing among the registered offsets heuristics (and plain stacking).
-
-    Stops starting new heuristics once ``budget`` seconds have passed; a heuristic that
-    raises or returns an invalid packing is skipped.
-    """
-    from optplan.registry import methods
-    from optplan.solve import solve
-
-    start = time.perf_counter()
-    offsets, position = [], 0
-    for record in instance.records:  # stacking: every tensor on top of the previous one
-        offsets.append(position)
-        position = round_up(position + record.size, instance.alignment)
-    best = (tuple(offsets), round_up(position, instance.alignment), "stacking")
-    try:
-        registered = methods(builtin_only=True)
-    except Exception:  # noqa: BLE001 - a broken method module must not stop the search
-        registered = {}
-    usable = [name for name, info in registered.items()
-              if info.kind == "heuristic" and info.input == "records"
-              and Problem.OFFSETS in info.implementations]
-    preferred = [name for name in INCUMBENT_HEURISTICS if name in usable]
-    for name in preferred or usable:
-        if budget is not None and time.perf_counter() - start > budget:
-            break
-        try:
-            result = solve(instance, name, Problem.OFFSETS)
-        except Exception:  # noqa: BLE001 - a failing heuristic only loses its incumbent
-            continue
-        if result.valid and result.objective is not None and result.objective < best[1]:
-            best = (result.solution.offsets, result.objective, name)
-    return best
-
-
 @register("search", Problem.OFFSETS, kind="exact",
           reference="MiniMalloc (Moffitt, ASPLOS'23), google/minimalloc src/solver.cc")
 def search(instance: Instance, *, time_limit: float | None = None, workers: int | None = None,
-           seed: int | None = None, **switches) -> SolverOutcome:
+           seed: int | None = None, warm_start=True, initial_solution=None,
+           **solver_params) -> SolverOutcome:
     """Minimise the arena by MiniMalloc-style depth-first search under a capacity bisection.
 
     Order of the probes (capacities in granules of the gcd of the sizes and the alignment):
     the lower bound (max breadth); then one granule below the best heuristic; then the middle
     of what is left open. A packing found at C is the new incumbent; no packing at C proves
     the bound C + 1 granule; a timed-out probe proves nothing. The lower-bound probe gets
-    :data:`FIRST_PROBE_SHARE` of the time, every later one half of what remains (the last
-    possible one all of it).
+    ``SPLIT.first_probe`` of the time (:data:`optplan.exact.budget.SPLIT`: when the bound is
+    reachable, 8 of MiniMalloc's 11 challenging instances, that probe is all the proof needed),
+    every later one ``SPLIT.later_probe`` of what remains (the last possible one all of it).
 
     Parameters
     ----------
     instance : Instance
         An offsets instance without in-place pairs.
     time_limit : float, optional
-        Seconds for the whole run, heuristics included (``None``: until proven).
+        Seconds for the whole run, warm start included (``None``: until proven).
     workers : int, optional
         Ignored: the search is pure Python and single-threaded.
     seed : int, optional
         Ignored: the search is deterministic.
-    **switches : bool
+    warm_start, initial_solution
+        The warm start (:mod:`optplan.warm_start`): the first incumbent.
+    **solver_params : bool
         Fields of :class:`SearchParams` (all ``True`` by default), e.g. ``dominance=False``.
 
     Returns
@@ -170,18 +130,17 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     >>> outcome.status, outcome.solution.arena_size, outcome.best_bound
     (<Status.OPTIMAL: 'OPTIMAL'>, 3, 3)
     """
-    from optplan import __version__
-
-    params = _params(switches)
-    start = time.perf_counter()
-    deadline = None if time_limit is None else start + float(time_limit)
+    params = _params(solver_params)
     prep = _prepare(instance)
+    run = ExactRun(instance, Problem.OFFSETS, solver=SOLVER, version=__version__,
+                   time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     granule = prep.alignment  # objective values are multiples of granule * prep.scale
     scale = prep.scale
-    offsets, incumbent, heuristic = _heuristic_incumbent(
-        instance, None if time_limit is None else 0.1 * float(time_limit))
-    bound = round_up(math.ceil(lower_bound(instance, Problem.OFFSETS) / scale), granule)
-    trajectory = [(time.perf_counter() - start, incumbent, bound * scale)]
+    bound = round_up(math.ceil(offsets_bound(instance) / scale), granule)
+    run.raise_bound(bound * scale)
+    run.start(warm_start, initial_solution, fallback=stacked_offsets)
+    incumbent = run.objective
+    deadline = run.budget.deadline()
     probes: list[dict] = []
     nodes = 0
 
@@ -198,11 +157,11 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         else:
             capacity = search_low + (high - search_low) // 2 // granule * granule
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
+        if run.out_of_time():
             break
         probe_deadline = None if deadline is None else (
             deadline if search_low == high else now + (deadline - now) * (
-                FIRST_PROBE_SHARE if not probes else 0.5))
+                SPLIT.first_probe if not probes else SPLIT.later_probe))
         stats = {"nodes": 0}
         result = decide(prep, capacity, params, probe_deadline, stats)
         nodes += stats["nodes"]
@@ -212,24 +171,15 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         elif result is None:
             outcome_name = "infeasible"
             bound = search_low = capacity + granule
+            run.raise_bound(min(bound * scale, incumbent))
         else:
             outcome_name = "feasible"
-            offsets = tuple(offset * scale for offset in result)
-            incumbent = round_up(OffsetsSolution.from_offsets(instance, offsets).arena_size,
-                                 instance.alignment)
+            run.offer(OffsetsSolution.from_offsets(instance, [o * scale for o in result]))
+            incumbent = run.objective
         probes.append({"capacity": capacity * scale, "result": outcome_name,
                        "seconds": round(time.perf_counter() - now, 6),
                        "nodes": stats["nodes"]})
-        trajectory.append((time.perf_counter() - start, incumbent,
-                           min(bound * scale, incumbent)))
 
-    proven = min(bound * scale, incumbent)
-    status = Status.OPTIMAL if proven >= incumbent else Status.FEASIBLE
-    solution = OffsetsSolution.from_offsets(instance, offsets)
-    return SolverOutcome(
-        status=status, solution=solution, best_bound=incumbent if status is Status.OPTIMAL
-        else proven, solver=SOLVER, solver_version=__version__,
-        trajectory=tuple(trajectory),
-        info={"nodes": nodes, "probes": probes, "time_limit": time_limit,
-              "heuristic": heuristic, "granule": granule * scale,
-              "switches": dataclasses.asdict(params)})
+    run.info |= {"nodes": nodes, "probes": probes, "granule": granule * scale,
+                 "switches": dataclasses.asdict(params)}
+    return run.outcome()

@@ -1,4 +1,4 @@
-"""Executors: where jobs run. One interface, a local process pool, and Dask.
+"""Executors: where jobs run. One interface, a local process pool, Dask and Ray.
 
 :meth:`Backend.execute` takes jobs and yields :class:`JobStarted` and :class:`JobFinished`
 events; the runner turns them into rows, files and progress. Every backend runs each job in a
@@ -18,6 +18,11 @@ reports ``TIMEOUT``; a process that dies before reporting is ``CRASHED`` with th
   start children: set ``distributed.worker.daemon: false`` on the cluster for isolation;
   otherwise jobs run inside the worker, without the watchdog, and their rows' ``info`` says
   ``isolation: in-process``. (A local cluster started here uses threads and isolates.)
+* :class:`RayBackend` — submits one Ray task per job, asking for the cores the job uses, to a
+  Ray cluster (an address, the cluster this process is already connected to, or a local one
+  started on the loopback interface); each task runs its job in a child process under the
+  same watchdog. Tasks are never retried, so a job whose worker died is recorded once, as
+  ``CRASHED``. Needs the ``ray`` extra.
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ from __future__ import annotations
 import abc
 import collections
 import importlib.util
+import logging
 import multiprocessing
 import os
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -41,11 +48,12 @@ from optplan.experiments.grid import Job
 from optplan.experiments.job import (CRASHED, FAILURE_STATUSES, TIMEOUT, JobOutput,
                                      execute_job, job_row, utc_now)
 
-__all__ = ["Backend", "LocalBackend", "DaskBackend", "JobStarted", "JobFinished",
+__all__ = ["Backend", "LocalBackend", "DaskBackend", "RayBackend", "JobStarted", "JobFinished",
            "make_backend", "check_backend", "default_parallelism", "run_isolated", "BACKENDS"]
 
 BACKENDS = ("local", "dask", "ray")
 _POLL_S = 0.5
+SAFE_PATH_MARK = "optplan-forkserver"  # the PYTHONSAFEPATH value the fork server starts with
 
 
 @dataclass(frozen=True)
@@ -154,8 +162,27 @@ def _context():
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["optplan.experiments._warm"])
+        _start_forkserver()
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _start_forkserver() -> None:
+    """Start the fork server with ``PYTHONSAFEPATH``: it is a ``python -c`` process, which
+    would otherwise put the current folder first on its path, and run from a folder holding
+    an ``optplan/`` directory (a checkout's parent) it would import that instead of the
+    installed package, and every job would crash. (Its preload module drops the variable
+    again, so that jobs do not hand it on to programs they start.)"""
+    from multiprocessing import forkserver
+
+    if os.environ.get("PYTHONSAFEPATH"):
+        forkserver.ensure_running()
+        return
+    os.environ["PYTHONSAFEPATH"] = SAFE_PATH_MARK
+    try:
+        forkserver.ensure_running()
+    finally:
+        del os.environ["PYTHONSAFEPATH"]
 
 
 def _last_line(path: Path | None) -> str:
@@ -313,7 +340,7 @@ class LocalBackend(Backend):
 
 
 def run_isolated(job: Job, backend: str = "dask") -> JobOutput:
-    """Run one job in a child process under the watchdog (what a Dask task does).
+    """Run one job in a child process under the watchdog (what a Dask or Ray task does).
 
     A daemonic worker process may not start children (Dask's default for worker processes,
     unless ``distributed.worker.daemon`` is false): there the job runs in the worker itself,
@@ -383,27 +410,99 @@ class DaskBackend(Backend):
             self._cluster.close()
 
 
+# --- Ray -----------------------------------------------------------------------------------
+
+_RAY_LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is loopback
+
+
+class RayBackend(Backend):
+    """Submit every job as a Ray task: to the cluster at ``address`` (``auto``, ``host:port``,
+    ``ray://host:port``), to the cluster this process is already connected to, or to a local
+    cluster of ``parallel`` CPUs started here, which listens on the loopback interface only
+    (and is shut down by :meth:`close`).
+
+    A task asks for ``job.workers`` CPUs (one for a heuristic; at most the cluster's), so Ray
+    runs as many jobs at a time as the cluster's cores hold, and runs its job through
+    :func:`run_isolated`: a child process under the watchdog. ``max_retries=0``: a task whose
+    worker died is not run again behind the runner's back; its job gets a ``CRASHED`` row.
+    """
+
+    name = "ray"
+
+    def __init__(self, parallel: int, *, address=None):
+        check_backend(self.name)
+        if not address and "ray" not in sys.modules:
+            os.environ.setdefault(_RAY_LOOPBACK, "0")  # read once, when ray is imported
+        import ray
+
+        self._ray = ray
+        self._own_cluster = False
+        if not ray.is_initialized():
+            options = dict(log_to_driver=False, logging_level=logging.WARNING,
+                           configure_logging=True)
+            if address:
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=max(1, parallel), include_dashboard=False, **options)
+                self._own_cluster = True
+        self._cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.slots = self._cpus
+        self._remote = ray.remote(run_isolated)
+
+    def execute(self, jobs: Iterable[Job]) -> Iterator[JobStarted | JobFinished]:
+        ray = self._ray
+        pending = {}
+        for job in jobs:
+            task = self._remote.options(num_cpus=min(self._cpus, job.workers or 1),
+                                        max_retries=0, name=f"optplan-job-{job.job_id}")
+            pending[task.remote(job, self.name)] = job
+            yield JobStarted(job)
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(done[0])
+                try:
+                    output = ray.get(done[0])
+                except Exception as error:  # a lost worker or node, a cancelled task
+                    first_line = (str(error).splitlines() or [""])[0]
+                    output = JobOutput(job_row(job, CRASHED, backend=self.name,
+                                               reason=f"ray task failed: "
+                                                      f"{type(error).__name__}: {first_line}"))
+                yield JobFinished(job, output)
+        finally:
+            for ref in pending:  # force: the worker dies, and with it the job's process group
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # the cluster is gone already: so are its workers
+                    pass
+
+    def close(self) -> None:
+        if self._own_cluster and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+_EXTRA_MODULES = {"dask": "distributed", "ray": "ray"}  # what each backend's extra installs
+
+
 def check_backend(name: str) -> None:
     """Raise :class:`InputError` unless backend ``name`` can run here (checked before a run
     touches its directory)."""
-    if name == "local":
-        return
-    if name == "dask":
-        if importlib.util.find_spec("distributed") is None:
-            raise InputError("the dask backend needs the dask extra: pip install "
-                             "'optplan[dask]'", field="--backend")
-        return
-    if name == "ray":
-        raise InputError("the ray backend is not implemented yet; use local or dask",
+    if name not in BACKENDS:
+        raise InputError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}",
                          field="--backend")
-    raise InputError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}",
-                     field="--backend")
+    module = _EXTRA_MODULES.get(name)
+    if module is not None and importlib.util.find_spec(module) is None:
+        raise InputError(f"the {name} backend needs the {name} extra: pip install "
+                         f"'optplan[{name}]'", field="--backend")
 
 
 def make_backend(name: str, parallel: int, *, core_budget: int | None = None,
                  log_dir: str | Path | None = None, address=None) -> Backend:
-    """The backend called ``name`` (``local``, ``dask``; ``ray`` is not available yet)."""
+    """The backend called ``name``: ``local``, ``dask`` or ``ray`` (``address``: the Dask
+    scheduler or the Ray cluster; default a local one)."""
     check_backend(name)
     if name == "dask":
         return DaskBackend(parallel, address=address)
+    if name == "ray":
+        return RayBackend(parallel, address=address)
     return LocalBackend(parallel, core_budget=core_budget, log_dir=log_dir)

@@ -60,7 +60,7 @@ class BudgetCache:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             entries = {identity: SweepEndpoints(**fields) for identity, fields in data.items()}
-        except (json.JSONDecodeError, TypeError, AttributeError) as error:
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, AttributeError) as error:
             raise InputError(f"unreadable preload budget cache: {error}", file=str(path)) from None
         return cls(entries)
 

@@ -7,8 +7,8 @@ schema follows benchopt's idea of one file per benchmark grid, written in TOML::
     name = "smoke"                        # default: the file's stem
     problems = ["shared-objects", "offsets"]
     time_limits = [2.0]                   # seconds, for exact methods (a number or a list)
-    seeds = [0]
-    workers = 1                           # solver threads per job
+    seeds = [0]                           # 0 .. 2^31-1 (the solvers' 32-bit seeds)
+    workers = 1                           # solver threads per job (1 .. 2^31-1)
     repetitions = 1
     inplace = false                       # or [false, true]
     plugins = []                          # .py files or modules that register extra methods
@@ -62,11 +62,14 @@ it has a ``/``, a glob character or a file suffix, else a catalogue name) and
 ``methods = ["greedy_by_size", "cpsat"]``.
 
 Every error is an :class:`~optplan.errors.InputError` naming the file and the key
-(``methods[2].params``); unknown keys are errors too, so typos do not pass silently.
+(``methods[2].params``); unknown keys are errors too, so typos do not pass silently, and so
+are parameter values of another type than the method's signature gives
+(:mod:`optplan.params`: ``warm_start = "yes"``).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 import tomllib
@@ -74,7 +77,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optplan.errors import InputError
-from optplan.model import Problem
+from optplan.model import MAX_VALUE
+from optplan.params import MAX_FLAG
+from optplan.problems import Problem
 
 __all__ = ["ExperimentConfig", "InstanceSpec", "MethodSpec", "PreloadSweep", "WatchdogSettings",
            "load_config", "parse_config"]
@@ -202,11 +207,12 @@ class _Table:
             raise self.error(name, f"unknown value {value!r}; valid: {', '.join(choices)}")
         return value
 
-    def integer(self, name: str, default: int | None = None, *, minimum: int = 0) -> int | None:
+    def integer(self, name: str, default: int | None = None, *, minimum: int = 0,
+                maximum: int = MAX_VALUE) -> int | None:
         value = self.get(name, default)
         if value is None:
             return None
-        return self._check_int(name, value, minimum)
+        return self._check_int(name, value, minimum, maximum)
 
     def number(self, name: str, default: float | None = None, *,
                allow_zero: bool = False) -> float | None:
@@ -215,9 +221,10 @@ class _Table:
             return None
         return self._check_number(name, value, allow_zero)
 
-    def integers(self, name: str, default=None, *, minimum: int = 0) -> tuple[int, ...] | None:
+    def integers(self, name: str, default=None, *, minimum: int = 0,
+                 maximum: int = MAX_VALUE) -> tuple[int, ...] | None:
         values = self._as_list(name, self.get(name, default))
-        return None if values is None else tuple(self._check_int(name, v, minimum)
+        return None if values is None else tuple(self._check_int(name, v, minimum, maximum)
                                                  for v in values)
 
     def numbers(self, name: str, default=None) -> tuple[float, ...] | None:
@@ -276,11 +283,13 @@ class _Table:
             raise self.error(name, "must not be empty")
         return values
 
-    def _check_int(self, name: str, value, minimum: int) -> int:
+    def _check_int(self, name: str, value, minimum: int, maximum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise self.error(name, f"must be an integer, got {value!r}")
         if value < minimum:
             raise self.error(name, f"must be >= {minimum}, got {value}")
+        if value > maximum:
+            raise self.error(name, f"must be <= {maximum}, got {value}")
         return int(value)
 
     def _check_number(self, name: str, value, allow_zero: bool) -> float:
@@ -288,6 +297,8 @@ class _Table:
             raise self.error(name, f"must be a number, got {value!r}")
         if not (value > 0 or (allow_zero and value == 0)):
             raise self.error(name, f"must be > 0, got {value}")
+        if not math.isfinite(value):
+            raise self.error(name, f"must be finite, got {value}")
         return float(value)
 
 
@@ -306,6 +317,8 @@ def load_config(path: str | Path) -> ExperimentConfig:
     except OSError as error:
         raise InputError(f"cannot read the config: {error.strerror or error}",
                          file=str(path)) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not a UTF-8 text file (byte {error.start})", file=str(path)) from None
     return parse_config(text, path)
 
 
@@ -328,8 +341,8 @@ def parse_config(text: str, path: str | Path) -> ExperimentConfig:
     if problems is None:
         raise top.error("problems", "missing (e.g. problems = [\"offsets\"])")
     time_limits = top.numbers("time_limits", [10.0])
-    seeds = top.integers("seeds", [0])
-    workers = top.integer("workers", 1, minimum=1)
+    seeds = top.integers("seeds", [0], maximum=MAX_FLAG)
+    workers = top.integer("workers", 1, minimum=1, maximum=MAX_FLAG)
     repetitions = top.integer("repetitions", 1, minimum=1)
     inplace = top.booleans("inplace", [False])
     plugins = top.strings("plugins", allow_empty=True) or ()
@@ -411,7 +424,7 @@ def _instance_spec(table: _Table) -> InstanceSpec:
         tensors = table.integers("tensors", minimum=1)
         if tensors is None:
             raise table.error("tensors", "missing (the number of tensors to generate)")
-        seeds = table.integers("seed", [0])
+        seeds = table.integers("seed", [0], maximum=MAX_FLAG)
     alignment = table.integer("alignment", minimum=1)
     inplace = table.booleans("inplace")
     optional = table.get("optional", False)
@@ -452,8 +465,9 @@ def _method_spec(table: _Table) -> MethodSpec:
     spec = MethodSpec(where=table.where, name=name, kind=kind, input=method_input,
                       exclude=tuple(exclude), params=dict(params), grid=dict(grid),
                       problems=table.problems("problems"),
-                      time_limits=table.numbers("time_limits"), seeds=table.integers("seeds"),
-                      workers=table.integer("workers", minimum=1),
+                      time_limits=table.numbers("time_limits"),
+                      seeds=table.integers("seeds", maximum=MAX_FLAG),
+                      workers=table.integer("workers", minimum=1, maximum=MAX_FLAG),
                       max_tensors=table.integer("max_tensors", minimum=1))
     table.finish()
     return spec

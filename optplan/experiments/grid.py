@@ -2,9 +2,9 @@
 
 The grid is instances × problems × methods × parameter sweeps × time limits × seeds ×
 in-place settings × repetitions, in config order (benchopt's datasets × solvers ×
-parameters); preload instances pair with the preload problem only (× the budgets of the
-``[preload]`` sweep, :mod:`optplan.experiments.budgets`), usage-record instances with the
-others. Everything that can be wrong with a config is found here, before any job starts:
+parameters); an instance file pairs with the problems whose loader (on the problem table)
+reads it — a preload instance with the preload problem only (× the budgets of the
+``[preload]`` sweep, :mod:`optplan.experiments.budgets`), usage records with the others. Everything that can be wrong with a config is found here, before any job starts:
 unknown methods, parameters a method does not take, instances that do not exist.
 
 A job's ``job_id`` is the first 16 hex digits of the SHA-256 of its parameters in canonical
@@ -33,7 +33,9 @@ from pathlib import Path
 from optplan.errors import InputError, UnknownMethodError
 from optplan.experiments.budgets import BudgetCache, sweep_budgets
 from optplan.experiments.config import ExperimentConfig, InstanceSpec, MethodSpec
-from optplan.model import Problem
+from optplan.model import MAX_VALUE, Instance
+from optplan.params import check_parameter
+from optplan.problems import Problem, get_problem
 from optplan.registry import MethodInfo, get_method, methods
 
 __all__ = ["InstanceRef", "Job", "Plan", "expand", "repo_root", "shared_root", "resolve_plugins",
@@ -64,8 +66,8 @@ class InstanceRef:
 
     ``key`` is a repo-relative path (``data/examples/x.json``), a path under the shared folder
     written with ``${shared}``, or ``generator:<kind>:<tensors>:<seed>``; ``digest`` is the
-    file's SHA-256 prefix, so an edited file gives new job ids. ``preload`` marks a preload
-    instance file (:mod:`optplan.preload.formats`), which only the preload problem takes.
+    file's SHA-256 prefix, so an edited file gives new job ids. ``problems`` names the
+    problems whose loader reads it (a preload instance file: preload only).
     ``inplace`` is its ``[[instances]]`` entry's in-place setting (``None``: the config's); an
     instance listed twice keeps its first entry's.
     """
@@ -79,7 +81,8 @@ class InstanceRef:
     alignment: int | None = None
     digest: str | None = None
     has_inplace_pairs: bool | None = None
-    preload: bool = False
+    has_graph: bool = False
+    problems: tuple[str, ...] = ()
     inplace: tuple[bool, ...] | None = field(default=None, compare=False)
 
     @property
@@ -88,23 +91,20 @@ class InstanceRef:
         return f"{self.key}@{self.digest}"
 
     def takes(self, problem: Problem) -> bool:
-        """Whether ``problem`` applies: preload instances for preload, the others otherwise."""
-        return self.preload == (problem is Problem.PRELOAD)
+        """Whether ``problem`` applies: its loader reads this instance."""
+        return problem in self.problems
 
-    def load(self):
-        """Read (or generate) the instance (a preload instance for a preload file); the job
-        process calls this."""
-        if self.preload:
-            from optplan.preload import read_preload_instance
-            return read_preload_instance(self.path)
+    def load(self, problem: Problem | str | None = None):
+        """Read (or generate) the instance as ``problem``'s loader reads it (by default the
+        first problem that takes it); the job process calls this."""
         if self.generator is not None:
             from optplan.generators import generate
             instance = generate(self.generator, self.num_tensors, seed=self.seed)
             if self.alignment is not None:
                 instance = instance.with_alignment(self.alignment)
             return instance
-        from optplan.formats import load_instance
-        return load_instance(self.path, alignment=self.alignment)
+        return _load_as(get_problem(problem or self.problems[0]), Path(self.path),
+                        self.alignment)
 
 
 @dataclass(frozen=True)
@@ -128,10 +128,12 @@ class Job:
     def identity(self) -> dict:
         """The parameters that define the job (and nothing about how it is run).
 
-        ``budget`` enters only when set, so jobs without one keep the ids they always had.
+        ``budget`` enters only when set, and the problem by the spelling ids were first
+        hashed with (``ProblemSpec.legacy_name``), so jobs keep the ids they always had.
         """
         identity = {"instance": self.instance.key, "digest": self.instance.digest,
-                    "alignment": self.instance.alignment, "problem": self.problem.value,
+                    "alignment": self.instance.alignment,
+                    "problem": get_problem(self.problem).legacy_name,
                     "method": self.method, "params": self.params, "time_limit": self.time_limit,
                     "seed": self.seed, "workers": self.workers, "inplace": self.inplace,
                     "repetition": self.repetition}
@@ -174,7 +176,8 @@ def expand(config: ExperimentConfig, budget_cache: BudgetCache | None = None) ->
 
     A counted preload sweep solves each preload instance's two endpoint budgets here (see
     :mod:`optplan.experiments.budgets`), unless ``budget_cache`` already holds them; computed
-    endpoints are added to it.
+    endpoints are added to it. A method that runs on the network graph (``input = "graph"``,
+    e.g. ``mxnet``) gets a job only on the instances that carry their graph.
 
     Raises
     ------
@@ -199,7 +202,8 @@ def expand(config: ExperimentConfig, budget_cache: BudgetCache | None = None) ->
             for spec, info, method_problem in resolved_methods:
                 if method_problem is not problem or (
                         spec.max_tensors is not None
-                        and instance.num_tensors > spec.max_tensors):
+                        and instance.num_tensors > spec.max_tensors) or (
+                        info.input == "graph" and not instance.has_graph):
                     continue
                 for budget in budgets:
                     for job in _method_jobs(config, spec, info, problem, instance, plugins,
@@ -214,10 +218,11 @@ def expand(config: ExperimentConfig, budget_cache: BudgetCache | None = None) ->
 def _budgets(config: ExperimentConfig, instance: InstanceRef, problem: Problem,
              cache: BudgetCache) -> tuple[int | None, ...]:
     """The preload sweep's budgets for a preload job; ``(None,)`` (the file's budget) else."""
-    if problem is not Problem.PRELOAD or config.preload is None:
+    if problem != "preload" or config.preload is None:
         return (None,)
     try:
-        return sweep_budgets(config.preload, instance.identity, instance.load, cache,
+        return sweep_budgets(config.preload, instance.identity,
+                             lambda: instance.load(problem), cache,
                              workers=config.workers, seed=config.seeds[0])
     except InputError as error:
         raise config.error(error.message, "preload.budgets") from None
@@ -297,7 +302,7 @@ def _resolve_instances(config: ExperimentConfig, spec: InstanceSpec,
             else:
                 raise config.error(f"{pattern!r} matches no instance file", where)
             continue
-        refs.extend(_file_ref(path, pattern, spec) for path in files)
+        refs.extend(_file_ref(path, spec, _problems(config)) for path in files)
     for index, name in enumerate(spec.names):
         where = f"{spec.where}.name" + (f"[{index}]" if len(spec.names) > 1 else "")
         path = _catalogue_path(name)
@@ -307,8 +312,14 @@ def _resolve_instances(config: ExperimentConfig, spec: InstanceSpec,
                 raise config.error(message, where)
             _skip(config, where, message + " (optional)", notes)
             continue
-        refs.append(_file_ref(path, name, spec))
+        refs.append(_file_ref(path, spec, _problems(config)))
     return refs
+
+
+def _problems(config: ExperimentConfig) -> tuple[Problem, ...]:
+    """Every problem the config names (at the top and in its method tables)."""
+    named = list(config.problems) + [p for spec in config.methods for p in spec.problems or ()]
+    return tuple(dict.fromkeys(named))
 
 
 def _skip(config: ExperimentConfig, where: str, message: str, notes: list[str]) -> None:
@@ -354,31 +365,38 @@ def _instance_key(path: Path) -> str:
     return resolved.as_posix()
 
 
-def _is_preload_file(path: Path) -> bool:
-    """A preload instance JSON (``layers`` and ``tensors``, no usage ``records``)."""
-    if path.suffix.lower() != ".json":
-        return False
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False  # load_instance reports the file's problem
-    return isinstance(data, dict) and "layers" in data and "records" not in data
+def _load_as(problem, path: Path, alignment: int | None):
+    """``path`` read by the loader of ``problem``'s spec (with the alignment if it takes one)."""
+    options = {"alignment": alignment} if "alignment" in problem.options else {}
+    return problem.load_instance(path, **options)
 
 
-def _file_ref(path: Path, written: str, spec: InstanceSpec) -> InstanceRef:
+def _file_ref(path: Path, spec: InstanceSpec, problems: tuple[Problem, ...]) -> InstanceRef:
+    """The file as an instance of every problem whose loader reads it; when none does, the
+    first problem's loader error."""
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    if _is_preload_file(path):
-        from optplan.preload import read_preload_instance
-        instance = read_preload_instance(path)
-        return InstanceRef(key=_instance_key(path), label=instance.name or path.stem,
-                           num_tensors=len(instance), path=str(path.resolve()), digest=digest,
-                           has_inplace_pairs=False, preload=True)
-    from optplan.formats import load_instance
-    instance = load_instance(path, alignment=spec.alignment)
+    readers: dict = {}   # loader -> the instance, or its InputError
+    accepted = []
+    for problem in problems:
+        problem_spec = get_problem(problem)
+        reader = (problem_spec.load_instance, "alignment" in problem_spec.options)
+        if reader not in readers:
+            try:
+                readers[reader] = _load_as(problem_spec, path, spec.alignment)
+            except InputError as error:
+                readers[reader] = error
+        if not isinstance(readers[reader], InputError):
+            accepted.append((problem, readers[reader]))
+    if not accepted:
+        raise next(iter(readers.values()))
+    instance = accepted[0][1]
     return InstanceRef(key=_instance_key(path), label=instance.name or path.stem,
                        num_tensors=len(instance), path=str(path.resolve()),
                        alignment=spec.alignment, digest=digest,
-                       has_inplace_pairs=bool(instance.inplace_pairs), inplace=spec.inplace)
+                       has_inplace_pairs=bool(getattr(instance, "inplace_pairs", ())),
+                       has_graph="graph" in getattr(instance, "provenance", {}),
+                       problems=tuple(problem for problem, _ in accepted),
+                       inplace=spec.inplace)
 
 
 def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[InstanceRef]:
@@ -390,10 +408,15 @@ def _generator_refs(config: ExperimentConfig, spec: InstanceSpec) -> list[Instan
     if spec.generator not in GENERATORS:
         raise config.error(f"unknown generator {spec.generator!r}; valid: "
                            f"{', '.join(GENERATORS)}", f"{spec.where}.generator")
+    if spec.alignment is not None and spec.alignment * max(spec.tensors) > MAX_VALUE:
+        # Every tensor takes at least one alignment step (the instance's limit, model.py).
+        raise config.error(f"{max(spec.tensors)} tensors aligned to {spec.alignment} take more "
+                           "than 2^62 bytes", f"{spec.where}.alignment")
+    takes = tuple(p for p in _problems(config) if get_problem(p).instance_type is Instance)
     return [InstanceRef(key=f"generator:{spec.generator}:{tensors}:{seed}",
                         label=f"{spec.generator}-{tensors}-s{seed}", num_tensors=tensors,
                         generator=spec.generator, seed=seed, alignment=spec.alignment,
-                        inplace=spec.inplace)
+                        problems=takes, inplace=spec.inplace)
             for tensors in spec.tensors for seed in spec.seeds]
 
 
@@ -447,15 +470,20 @@ def _resolve_methods(config: ExperimentConfig,
 def _check_parameters(config: ExperimentConfig, spec: MethodSpec, info: MethodInfo,
                       problem: Problem) -> None:
     accepted = info.accepts(problem)
-    if accepted is None:
-        return
-    for section, keys in (("params", spec.params), ("grid", spec.grid)):
-        for key in keys:
-            if key not in accepted:
+    func = info.implementations[problem]
+    for section, values in (("params", {k: [v] for k, v in spec.params.items()}),
+                            ("grid", spec.grid)):
+        for key, choices in values.items():
+            if accepted is not None and key not in accepted:
                 takes = sorted(accepted - {"instance", *SOLVER_FLAGS})
                 raise config.error(f"method {info.name!r} ({problem.cli_name}) takes no "
                                    f"parameter {key!r} (it takes: {', '.join(takes) or 'none'})",
                                    f"{spec.where}.{section}.{key}")
+            for value in choices:
+                try:
+                    check_parameter(func, key, value)
+                except InputError as error:
+                    raise config.error(error.message, f"{spec.where}.{section}.{key}") from None
 
 
 def _applies(flag: str, info: MethodInfo, problem: Problem) -> bool:

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from optplan.experiments.grid import Job, import_plugins
-from optplan.model import Problem
+from optplan.problems import get_problem
 from optplan.result import Result, Status
 
 __all__ = ["JobOutput", "execute_job", "job_row", "TIMEOUT", "CRASHED", "ERROR",
@@ -82,7 +82,7 @@ def execute_job(job: Job, backend: str = "") -> JobOutput:
     started_at, start = utc_now(), time.perf_counter()
     try:
         import_plugins(job.plugins)
-        instance = job.instance.load()
+        instance = job.instance.load(job.problem)
         result = solve_job(job, instance)
     except Exception as error:  # every method failure is recorded, never raised
         message = f"{type(error).__name__}: {error}".splitlines()[0]
@@ -91,13 +91,13 @@ def execute_job(job: Job, backend: str = "") -> JobOutput:
     text = None if result.solution is None else _solution_text(instance, result)
     row = job_row(job, result.status.value, result=result, started_at=started_at,
                   elapsed_s=time.perf_counter() - start, backend=backend)
-    if job.problem is Problem.PRELOAD and job.budget is None:
+    spec = get_problem(job.problem)
+    if "budget" in spec.options and job.budget is None:
         row["budget"] = instance.budget  # the budget the instance file states
     if result.valid is False:
         row["reason"] = "invalid solution: " + (result.violations[0] if result.violations
                                                 else "rejected by the validator")
-    suffix = ".json" if job.problem is Problem.PRELOAD else ".csv"
-    return JobOutput(row, text, suffix)
+    return JobOutput(row, text, spec.solution_suffix)
 
 
 def solve_job(job: Job, instance):
@@ -110,13 +110,9 @@ def solve_job(job: Job, instance):
 
 
 def _solution_text(instance, result: Result) -> str:
-    if result.problem is Problem.PRELOAD:
-        import json
-
-        from optplan.preload import plan_to_dict
-        return json.dumps(plan_to_dict(instance, result.solution)) + "\n"
-    from optplan.formats import write_solution_csv
+    """The solution as the problem's writer puts it in a file."""
+    spec = get_problem(result.problem)
     with tempfile.TemporaryDirectory(prefix="optplan-solution-") as folder:
-        path = Path(folder) / "solution.csv"
-        write_solution_csv(instance, result.problem, result.solution, path)
+        path = Path(folder) / f"solution{spec.solution_suffix}"
+        spec.write_solution(instance, result.solution, path)
         return path.read_text(encoding="utf-8")

@@ -30,10 +30,11 @@ PACKAGES = ("optplan", "numpy", "pandas", "pyarrow", "networkx", "ortools", "pul
 _SOURCE_PATHS = ("optplan", "experiments", "data", "pyproject.toml")
 
 
-def package_versions() -> dict[str, str | None]:
-    """Installed versions of optplan and what it depends on (``None``: not installed)."""
+def package_versions(names=PACKAGES) -> dict[str, str | None]:
+    """Installed versions of ``names`` (default: optplan and what it depends on; ``None``: not
+    installed)."""
     versions = {}
-    for name in PACKAGES:
+    for name in names:
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

@@ -5,9 +5,11 @@ already have a row in ``results.jsonl`` (resume), hands the rest to a backend, w
 finished job's solution file and then its row (flushed), and compacts the table at the end,
 also when interrupted. A preload budget sweep's endpoints are frozen in
 ``RUN/preload_budgets.json`` on the first run and read back on resume
-(:mod:`optplan.experiments.budgets`). Exit-code policy (``optplan run``): config errors are
-:class:`~optplan.errors.InputError` (2); a run whose jobs all reached a terminal status is a
-success (0) even when some timed out or crashed; anything else is an internal error (1).
+(:mod:`optplan.experiments.budgets`). Jobs that crashed (their process died) run again on
+resume unless ``retry_crashed=False``. Exit-code policy (``optplan run``): config errors are
+:class:`~optplan.errors.InputError` (2); a run whose jobs all reached a terminal status other
+than ``CRASHED`` is a success (0), timeouts and method errors included; a run with crashed
+jobs, or one that did not finish, exits 1.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from optplan.experiments.backends import (JobFinished, JobStarted, available_cor
 from optplan.experiments.budgets import CACHE_FILE, BudgetCache
 from optplan.experiments.config import load_config
 from optplan.experiments.grid import Job, expand
-from optplan.experiments.job import FAILURE_STATUSES, PIPELINE_STATUSES, utc_now
+from optplan.experiments.job import CRASHED, FAILURE_STATUSES, PIPELINE_STATUSES, utc_now
 from optplan.experiments.manifest import Manifest
 from optplan.experiments.store import RunStore, read_rows
+from optplan.formats.paths import check_output_folder
 
 __all__ = ["RunOutcome", "Progress", "run_experiment", "default_out", "format_summary"]
 
@@ -49,6 +52,11 @@ class RunOutcome:
     @property
     def complete(self) -> bool:
         return self.state == "complete" and sum(self.status_counts.values()) == self.jobs_total
+
+    @property
+    def crashed(self) -> int:
+        """Jobs of the grid whose row is ``CRASHED`` (after this invocation's retries)."""
+        return self.status_counts.get(CRASHED, 0)
 
 
 def default_out(config_name: str) -> Path:
@@ -140,7 +148,8 @@ def _outcome_text(row: dict) -> str:
 
 def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
                    jobs: int | None = None, backend: str = "local", address=None,
-                   stream: TextIO = sys.stderr, bar: bool | None = None) -> RunOutcome:
+                   stream: TextIO = sys.stderr, bar: bool | None = None,
+                   retry_crashed: bool = True) -> RunOutcome:
     """Run (or resume) the experiment at ``config_path`` into ``out``.
 
     Parameters
@@ -150,11 +159,16 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
     out : path, optional
         The run directory (default ``runs/<config name>``). Re-running on the same directory
         skips finished jobs and redoes the others.
+    retry_crashed : bool
+        On resume, run the jobs whose row is ``CRASHED`` (their process died: a signal, a
+        killed worker, a lost Dask task) again; their new row supersedes the old one, which
+        stays in ``results.jsonl``, and counts the attempt. ``False`` keeps them as they are.
     jobs : int, optional
         Jobs at a time. Default: as many as fit in the cores, a job taking its ``workers``
         (so ``cores // workers`` for exact jobs; heuristics take one core each).
-    backend : {"local", "dask"}
-        Where jobs run; ``address`` is the Dask scheduler (default: a local cluster).
+    backend : {"local", "dask", "ray"}
+        Where jobs run; ``address`` is the Dask scheduler or the Ray cluster (default: a
+        local cluster).
     stream, bar
         Where progress goes, and whether to draw a bar (default: when ``stream`` is a tty).
 
@@ -166,6 +180,7 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
     check_backend(backend)
     config = load_config(config_path)
     run_dir = Path(out) if out is not None else default_out(config.name)
+    check_output_folder(run_dir, "--out")
     budget_cache = BudgetCache.read(run_dir / CACHE_FILE)
     plan = expand(config, budget_cache)
     for note in plan.warnings:
@@ -190,11 +205,19 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
         if foreign:
             print(f"optplan: warning: {foreign} row(s) of {store.results_path} belong to no "
                   "job of this grid; they stay there but not in the table", file=stream)
+        attempts = {job_id: int(row.get("attempt") or 1) for job_id, row in finished.items()}
+        if retry_crashed:
+            crashed = [i for i in order if finished.get(i, {}).get("status") == CRASHED]
+            for job_id in crashed:
+                del finished[job_id]
+            if crashed:
+                print(f"optplan: running {len(crashed)} crashed job(s) again "
+                      "(--no-retry-crashed keeps them)", file=stream)
         counts = collections.Counter(finished[i]["status"] for i in in_grid & set(finished))
         pending = [job for job in plan.jobs if job.job_id not in finished]
         if jobs is not None:  # the user's count, whatever the jobs' widths
             parallel, core_budget = jobs, None
-        elif backend == "local":
+        elif backend in ("local", "ray"):  # a job takes its workers' cores
             parallel = core_budget = available_cores()
         else:
             parallel, core_budget = default_parallelism(config.workers), None
@@ -208,7 +231,7 @@ def run_experiment(config_path: str | Path, *, out: str | Path | None = None,
         try:
             if pending:
                 run_count = _run_pending(store, pending, backend, parallel, core_budget,
-                                         address, counts, total=len(plan.jobs),
+                                         address, counts, attempts, total=len(plan.jobs),
                                          stream=stream, bar=bar)
             state = "complete"
         finally:
@@ -230,8 +253,9 @@ def _settings(config) -> dict:
 
 
 def _run_pending(store: RunStore, pending: list[Job], backend_name: str, parallel: int,
-                 core_budget: int | None, address, counts: collections.Counter, *, total: int,
-                 stream: TextIO, bar: bool | None) -> int:
+                 core_budget: int | None, address, counts: collections.Counter,
+                 attempts: dict[str, int], *, total: int, stream: TextIO,
+                 bar: bool | None) -> int:
     run_count = 0
     with make_backend(backend_name, parallel, core_budget=core_budget, log_dir=store.log_dir,
                       address=address) as backend, \
@@ -244,6 +268,7 @@ def _run_pending(store: RunStore, pending: list[Job], backend_name: str, paralle
             assert isinstance(event, JobFinished)
             output = event.output
             row = dict(output.row)
+            row["attempt"] = attempts.get(event.job.job_id, 0) + 1
             row["solution_file"] = None
             if output.solution_text is not None:
                 row["solution_file"] = store.write_solution(event.job.job_id,
@@ -287,6 +312,7 @@ def format_summary(run_dir: str | Path, *, max_failures: int = 20) -> str:
     if counts:
         lines.append("status: " + ", ".join(f"{s} {n}" for s, n in counts.items()))
     by_method: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    bounds = {row.get("method") for row in rows.values() if row.get("kind") == "bound"}
     for row in rows.values():
         by_method[row.get("method", "?")][row.get("status")] += 1
     if by_method:
@@ -294,6 +320,8 @@ def format_summary(run_dir: str | Path, *, max_failures: int = 20) -> str:
         lines.append("by method:")
         for method in sorted(by_method):
             text = ", ".join(f"{s} {n}" for s, n in _ordered_counts(by_method[method]).items())
+            if method in bounds:
+                text += " (a bound method: a bound and no solution, so UNKNOWN)"
             lines.append(f"  {method:<{width}}  {text}")
     failures = [row for row in rows.values()
                 if row.get("status") in FAILURE_STATUSES or row.get("valid") is False]

@@ -11,7 +11,8 @@
     RUN/results.csv          the same as CSV
 
 A line cut short by a kill does not parse and is ignored (its job is redone); the cut tail is
-removed before the next append so every later line starts on a line of its own. A solution
+removed before the next append so every later line starts on a line of its own. A job that
+crashed is run again on resume and its new row appended: the last row of a job stands. A solution
 file is written (to a temporary name, then renamed) before its row is appended, so a row
 always has its file. One run at a time holds ``RUN/.lock``.
 """
@@ -21,12 +22,15 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import tomllib
 from pathlib import Path
 
 import pandas as pd
 
 from optplan.errors import InputError
+from optplan.experiments.manifest import Manifest
+from optplan.formats.paths import check_output_folder
 
 __all__ = ["RunStore", "read_rows", "rows_table", "write_table", "NESTED_COLUMNS"]
 
@@ -49,8 +53,9 @@ def dumps_row(row: dict) -> str:
 
 
 def read_rows(path: str | Path) -> tuple[dict[str, dict], int]:
-    """The rows of a ``results.jsonl`` by ``job_id`` (the first complete line of each), and
-    how many lines were skipped because they do not parse (a cut line)."""
+    """The rows of a ``results.jsonl`` by ``job_id`` (the last complete line of each: a job
+    retried after a crash has its crashed row earlier in the file), and how many lines were
+    skipped because they do not parse (a cut line)."""
     rows: dict[str, dict] = {}
     skipped = 0
     path = Path(path)
@@ -67,7 +72,7 @@ def read_rows(path: str | Path) -> tuple[dict[str, dict], int]:
                 skipped += 1
                 continue
             if isinstance(row, dict) and isinstance(row.get("job_id"), str):
-                rows.setdefault(row["job_id"], row)
+                rows[row["job_id"]] = row
             else:
                 skipped += 1
     return rows, skipped
@@ -97,12 +102,7 @@ class RunStore:
         the same config (so resuming cannot mix two grids). Returns whether it existed."""
         frozen = self.path / CONFIG
         if frozen.exists():
-            try:
-                same = tomllib.loads(frozen.read_text(encoding="utf-8")) == \
-                    tomllib.loads(config_text)
-            except tomllib.TOMLDecodeError:
-                same = False
-            if not same:
+            if _config_of(self.path)[1] != tomllib.loads(config_text):
                 raise InputError(f"run directory {self.path} holds a different config; use "
                                  "another --out to run this one", file=str(config_path))
             return True
@@ -216,6 +216,16 @@ def write_table(table: pd.DataFrame, folder: str | Path) -> None:
         os.replace(temporary, folder / name)
 
 
+def _config_of(run_dir: Path) -> tuple[str | None, dict | None]:
+    """A run directory's frozen config: its text and parsed table (``None`` when absent or
+    unreadable)."""
+    try:
+        text = (run_dir / CONFIG).read_text(encoding="utf-8")
+        return text, tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None, None
+
+
 def merge_runs(out: str | Path, sources: list[str | Path]) -> pd.DataFrame:
     """Combine run directories into a new one at ``out``.
 
@@ -225,6 +235,7 @@ def merge_runs(out: str | Path, sources: list[str | Path]) -> pd.DataFrame:
     ``out/sources/<n>/``, and ``out/manifest.json`` lists the sources.
     """
     out = Path(out)
+    check_output_folder(out, "OUT")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out} exists and is not empty; merge into a new directory",
                          file=str(out))
@@ -245,34 +256,30 @@ def merge_runs(out: str | Path, sources: list[str | Path]) -> pd.DataFrame:
                 duplicates += 1
                 continue
             row = dict(row)
-            if row.get("solution_file") and (source / row["solution_file"]).is_file():
-                text = (source / row["solution_file"]).read_text(encoding="utf-8")
+            solution = source / str(row.get("solution_file") or "")
+            if row.get("solution_file") and solution.is_file():
                 row["solution_file"] = store.write_solution(
-                    job_id, text, Path(row["solution_file"]).suffix)
+                    job_id, solution.read_bytes().decode("utf-8", "replace"), solution.suffix)
             merged[job_id] = row
             kept += 1
         copy_dir = out / "sources" / str(index)
         copy_dir.mkdir(parents=True, exist_ok=True)
-        config_text = None
         for name in (CONFIG, MANIFEST):
             if (source / name).is_file():
-                text = (source / name).read_text(encoding="utf-8")
-                (copy_dir / name).write_text(text, encoding="utf-8")
-                config_text = text if name == CONFIG else config_text
-        configs.append(config_text)
+                shutil.copyfile(source / name, copy_dir / name)
+        configs.append(_config_of(source))
         manifest_sources.append({"path": str(source.resolve()), "rows": len(rows),
                                  "rows_kept": kept, "copy": f"sources/{index}"})
-    parsed = [tomllib.loads(text) if text is not None else None for text in configs]
+    parsed = [data for _, data in configs]
     same_config = all(p is not None and p == parsed[0] for p in parsed)
     if same_config:
-        (out / CONFIG).write_text(configs[0], encoding="utf-8")
+        (out / CONFIG).write_text(configs[0][0], encoding="utf-8")
     for row in merged.values():
         store.append(row)
     manifest = {"format": "optplan-run", "version": 1, "merged_from": manifest_sources,
                 "duplicate_rows_dropped": duplicates, "same_config": same_config}
     if same_config:
-        first = json.loads((out / "sources" / "0" / MANIFEST).read_text(encoding="utf-8")) \
-            if (out / "sources" / "0" / MANIFEST).is_file() else {}
+        first = Manifest(out / "sources" / "0" / MANIFEST).data
         manifest["config"] = first.get("config")
         manifest["jobs_total"] = first.get("jobs_total")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

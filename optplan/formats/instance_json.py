@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from optplan.errors import InputError
+from optplan.formats.json_file import read_json_file
 from optplan.model import Instance, UsageRecord
 
 __all__ = ["instance_from_dict", "instance_to_dict", "read_json_instance", "write_json_instance"]
@@ -45,31 +46,45 @@ def instance_from_dict(data: dict, *, file: str | None = None) -> Instance:
         missing = [name for name in _RECORD_FIELDS if name not in raw]
         if missing:
             raise InputError(f"missing {', '.join(missing)}", file=file, field=field)
+        if not isinstance(raw["id"], str):
+            raise InputError(f"must be a string, got {raw['id']!r}", file=file,
+                             field=f"{field}.id")
         try:
-            records.append(UsageRecord(str(raw["id"]), raw["first_op"], raw["last_op"],
-                                       raw["size"]))
+            records.append(UsageRecord(raw["id"], raw["first_op"], raw["last_op"], raw["size"]))
         except InputError as error:
             raise InputError(error.message, file=file, field=f"{field}.{error.field}") from None
+    if not records:
+        raise InputError("no usage records (an instance file must hold at least one tensor)",
+                         file=file, field="records")
     try:
         probe = Instance(tuple(records))  # duplicate ids are reported before pairs are read
         index_of = probe.index_of
         pairs = []
-        for position, pair in enumerate(data.get("inplace", []) or []):
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise InputError("must be a pair [a, b] of record ids",
+        raw_pairs = data.get("inplace") or []
+        if not isinstance(raw_pairs, list):
+            raise InputError("must be a list of pairs [a, b] of record ids", field="inplace")
+        for position, pair in enumerate(raw_pairs):
+            if not (isinstance(pair, list) and len(pair) == 2
+                    and all(isinstance(x, str) for x in pair)):
+                raise InputError(f"must be a pair [a, b] of record ids, got {pair!r}",
                                  field=f"inplace[{position}]")
-            unknown = [str(x) for x in pair if str(x) not in index_of]
+            unknown = [x for x in pair if x not in index_of]
             if unknown:
                 raise InputError(f"unknown record id {unknown[0]!r}", field=f"inplace[{position}]")
-            pairs.append((index_of[str(pair[0])], index_of[str(pair[1])]))
-        return Instance(tuple(records), name=str(data.get("name") or (Path(file).stem if file
-                        else "instance")), alignment=data.get("alignment", 1),
+            pairs.append((index_of[pair[0]], index_of[pair[1]]))
+        name = data.get("name") or (Path(file).stem if file else "instance")
+        if not isinstance(name, str):
+            raise InputError(f"must be a string, got {name!r}", field="name")
+        return Instance(tuple(records), name=name, alignment=data.get("alignment", 1),
                         inplace_pairs=tuple(pairs), provenance=_extras(data))
     except InputError as error:
         raise error.located(file) from None
 
 
 def _extras(data: dict) -> dict:
+    for key in ("provenance", "graph"):
+        if key in data and not isinstance(data[key], dict):
+            raise InputError(f"must be an object, got {type(data[key]).__name__}", field=key)
     extras = dict(data.get("provenance") or {})
     if "graph" in data:
         extras["graph"] = data["graph"]
@@ -93,16 +108,7 @@ def instance_to_dict(instance: Instance) -> dict:
 
 
 def read_json_instance(path: str | Path) -> Instance:
-    path = str(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON: {error.msg} (column {error.colno})", file=path,
-                         line=error.lineno) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", file=path) from None
-    return instance_from_dict(data, file=path)
+    return instance_from_dict(read_json_file(path), file=str(path))
 
 
 def write_json_instance(instance: Instance, path: str | Path) -> None:

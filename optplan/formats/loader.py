@@ -30,5 +30,5 @@ def load_instance(path: str | Path, *, alignment: int | None = None) -> Instance
         try:
             instance = instance.with_alignment(alignment)
         except InputError as error:
-            raise InputError(error.message, field="alignment") from None
+            raise InputError(error.message, file=str(path), field="alignment") from None
     return instance

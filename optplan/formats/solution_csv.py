@@ -12,7 +12,8 @@ from pathlib import Path
 
 from optplan.errors import InputError
 from optplan.formats.minimalloc_csv import parse_int, read_csv_rows
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, Solution
+from optplan.model import MAX_VALUE, Instance, OffsetsSolution, SharedObjectsSolution, Solution
+from optplan.problems import Problem
 
 __all__ = ["write_solution_csv", "read_solution_csv", "solution_column"]
 
@@ -57,15 +58,18 @@ def read_solution_csv(instance: Instance, problem: Problem | str, path: str | Pa
             if name in row and parse_int(row[name], file=path, line=line, field=name) != want:
                 raise InputError(f"{row[name].strip()} disagrees with the instance ({want}) for "
                                  f"tensor {ident!r}", file=path, line=line, field=name)
-        values[ident] = parse_int(row[column], file=path, line=line, field=column)
+        value = parse_int(row[column], file=path, line=line, field=column)
+        if column == "object" and not 0 <= value < len(instance):
+            raise InputError(f"object id {value} outside 0..{len(instance) - 1} (one object per "
+                             "tensor at most)", file=path, line=line, field=column)
+        if abs(value) > MAX_VALUE:
+            raise InputError(f"offset {value} beyond +-2^62", file=path, line=line, field=column)
+        values[ident] = value
     missing = [r.id for r in instance.records if r.id not in values]
     if missing:
         raise InputError(f"no row for tensor {missing[0]!r} ({len(missing)} missing)", file=path,
                          field="id")
     ordered = [values[r.id] for r in instance.records]
     if problem is Problem.SHARED_OBJECTS:
-        negative = [v for v in ordered if v < 0]
-        if negative:
-            raise InputError(f"negative object id {negative[0]}", file=path, field="object")
         return SharedObjectsSolution.from_object_ids(instance, ordered)
     return OffsetsSolution.from_offsets(instance, ordered)

@@ -15,7 +15,7 @@ agree on them):
   ``"alias"`` (MXNet/PyTorch views): the output *is* its base tensor. It gets no record; the
   base lives until the last reader of any of its aliases.
 
-* declared in-place pairs ``(a, b)`` become instance pairs when they satisfy MISSION.md §1.3
+* declared in-place pairs ``(a, b)`` become instance pairs when they satisfy the in-place rule of ``docs/problems.md``
   (``a.last_op == b.first_op`` and ``b.size <= a.size``); pairs that do not (the input is read
   again later) are dropped, exactly as a runtime would refuse them.
 * zero-byte tensors (an empty shape dimension) get no record.

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from optplan.heuristics._placement import (effective_alignment, offsets_solution,
                                            place_in_order, tflite_best_fit_offset)
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["tflite_arena", "tflite_allocation_order", "TFLITE_TENSOR_ALIGNMENT"]

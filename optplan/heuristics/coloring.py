@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import heapq
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
 import numpy as np
 
 from optplan.heuristics._placement import (align_up, conflict_edges, effective_alignment,
                                            offsets_solution)
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.registry import register
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["interference_graph", "coloring", "STRATEGIES", "objects_from_colors",
            "stacked_offsets", "strategy_saturation_largest_first", "strategy_independent_set"]
@@ -102,6 +105,8 @@ _FAST = {"saturation_largest_first": strategy_saturation_largest_first,
 
 def interference_graph(instance: Instance) -> nx.Graph:
     """Nodes are record indices; an edge joins every two records whose intervals intersect."""
+    import networkx as nx  # on first use: `optplan methods` lists this module without it
+
     graph = nx.Graph()
     graph.add_nodes_from(range(len(instance)))
     first, second = conflict_edges(instance)
@@ -116,6 +121,8 @@ def _size_order(instance: Instance) -> Callable:
 
 def coloring(instance: Instance, strategy: str, *, seed: int | None = None) -> list[int]:
     """Colour of every record under ``strategy`` (one of :data:`STRATEGIES`)."""
+    import networkx as nx
+
     graph = interference_graph(instance)
     if strategy == "size_weighted":
         chosen = _size_order(instance)

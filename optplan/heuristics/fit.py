@@ -14,7 +14,8 @@ import numpy as np
 
 from optplan.heuristics._placement import (IntervalIndex, effective_alignment, lowest_fit,
                                            offsets_solution, xla_best_fit_offset, UNPLACED)
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["first_fit", "best_fit", "allocate_online"]

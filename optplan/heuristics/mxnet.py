@@ -47,8 +47,8 @@ from optplan.errors import InputError
 from optplan.graph.lifetimes import lifetimes, view_bases
 from optplan.graph.model import Graph, graph_of_instance
 from optplan.heuristics.tflite_offsets import objects_to_offsets
-from optplan.model import (Instance, OffsetsSolution, Problem, SharedObjectsSolution,
-                           round_up)
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["mxnet_shared_objects", "mxnet_offsets", "mxnet_storage", "plan_storage", "StoragePlan",

@@ -26,7 +26,8 @@ import numpy as np
 from optplan.heuristics._placement import (align_up, effective_alignment, lowest_fit,
                                            offsets_solution)
 from optplan.heuristics.fit import allocate_online
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["nntrainer_basic", "nntrainer_v1", "nntrainer_v3", "nntrainer_request_order"]

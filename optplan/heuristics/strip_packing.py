@@ -25,7 +25,8 @@ import heapq
 import numpy as np
 
 from optplan.heuristics._placement import align_up, effective_alignment, offsets_solution
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.profiles import compressed_times
 from optplan.registry import register
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from optplan.heuristics import tflite_shared_objects as shared
 from optplan.heuristics._intervals import OverlapIndex, smallest_gap_offset
-from optplan.model import Instance, OffsetsSolution, Problem, SharedObjectsSolution, round_up
+from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution, round_up
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["greedy_by_size_offsets", "greedy_by_breadth_offsets", "objects_to_offsets",

@@ -16,7 +16,8 @@ from collections import deque
 import numpy as np
 
 from optplan.bounds import positional_maximums
-from optplan.model import Instance, Problem, SharedObjectsSolution
+from optplan.model import Instance, SharedObjectsSolution
+from optplan.problems import Problem
 from optplan.profiles import breadths, operator_profiles
 from optplan.registry import register
 

@@ -34,7 +34,8 @@ from optplan.errors import InputError
 from optplan.heuristics._placement import (IntervalIndex, align_up, conflict_degrees,
                                            effective_alignment, lowest_fit, offsets_solution,
                                            UNPLACED)
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["usmp_greedy_by_size", "usmp_greedy_by_conflicts", "usmp_hill_climb", "GlibcRandR",

@@ -24,7 +24,8 @@ from optplan.heuristics._placement import (IntervalIndex, effective_alignment,
                                            offsets_solution, place_in_order,
                                            xla_best_fit_offset)
 from optplan.errors import InputError
-from optplan.model import Instance, OffsetsSolution, Problem
+from optplan.model import Instance, OffsetsSolution
+from optplan.problems import Problem
 from optplan.registry import register
 
 __all__ = ["xla_best_fit", "xla_order", "XLA_ORDERS"]

@@ -64,7 +64,7 @@ NETWORKS = {
 
 
 def _tensorflow():
-    return require("tensorflow", "keras (tensorflow-cpu)")
+    return require("tensorflow", "keras")
 
 
 def _conv_bn_relu6(layers, x, filters, kernel, *, stride=1, dilation=1, name):

@@ -65,7 +65,12 @@ def _wheel_member(spec: str) -> Path:
     with zipfile.ZipFile(wheels[0]) as archive:
         if member not in archive.namelist():
             raise InputError(f"no member {member!r} in {wheels[0].name}", field="source")
-        archive.extract(member, cache)
+        # written whole under a temporary name, then renamed: a concurrent reader (another
+        # test worker) never sees half a file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        partial.write_bytes(archive.read(member))
+        os.replace(partial, target)
     return target
 
 

@@ -1,7 +1,8 @@
-"""Preload-aware planning (MISSION.md §1.4, issue 8; after FlexNN, MobiCom'24).
+"""Preload-aware planning (``docs/problems.md``; after FlexNN, MobiCom'24).
 
-The names below are the interface :mod:`optplan.solve`, :mod:`optplan.validate`,
-:mod:`optplan.bounds` and the CLI use for ``--problem preload``.
+The problem's entry on the problem table is :mod:`optplan.preload.problem`; its methods
+(``flexnn``, ``no_preload``, ``cpsat``, ``milp_highs``, ``brute_force``, ``lower_bound``)
+register themselves from the modules of this package. The names below are its public API.
 """
 
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound

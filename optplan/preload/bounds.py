@@ -1,4 +1,4 @@
-"""Lower bounds of preload-aware planning (MISSION.md §2, "the PL bounds").
+"""Lower bounds of preload-aware planning (``docs/problems.md``).
 
 * Latency: with unlimited memory every weight can be pinned, so no layer ever waits for a load
   and the latency is the sum of the compute times. No plan does better, since ``E_l >= E_{l-1}
@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from optplan.model import Problem
 from optplan.preload.model import PreloadInstance
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
@@ -39,8 +38,8 @@ def budget_lower_bound(instance: PreloadInstance) -> int:
     return max(must_live_breadths(instance), default=0)
 
 
-@register("lower_bound", Problem.PRELOAD, kind="bound",
-          reference="unlimited-memory latency (MISSION.md §2, the PL bounds)")
+@register("lower_bound", "preload", kind="bound",
+          reference="unlimited-memory latency (sum of the compute times)")
 def preload_bound(instance: PreloadInstance) -> SolverOutcome:
     """The latency lower bound as a method (no plan, status UNKNOWN; ``INFEASIBLE`` when the
     budget is below the must-live bound)."""

@@ -14,13 +14,14 @@ from __future__ import annotations
 import itertools
 
 from optplan.errors import InputError
-from optplan.model import Problem
+from optplan.exact.run import ExactRun
+from optplan.preload.bounds import latency_lower_bound
 from optplan.preload.flexnn import plan_from_decisions
 from optplan.preload.formulation import preload_options
 from optplan.preload.model import PreloadInstance
 from optplan.preload.simulate import memory_intervals, schedule
 from optplan.registry import register
-from optplan.result import SolverOutcome, Status
+from optplan.result import SolverOutcome
 
 __all__ = ["brute_force_preload", "brute_force_minimum_budget", "tightest_packing",
            "MAX_TENSORS"]
@@ -78,18 +79,34 @@ def _check_size(instance: PreloadInstance) -> None:
                          field="tensors")
 
 
-def brute_force_preload(instance: PreloadInstance) -> SolverOutcome:
-    """The minimum latency at ``instance.budget`` by exhaustive search (objective (a))."""
+def brute_force_preload(instance: PreloadInstance, *, time_limit=None, workers=None, seed=None,
+                        warm_start=False, initial_solution=None,
+                        **solver_params) -> SolverOutcome:
+    """The minimum latency at ``instance.budget`` by exhaustive search (objective (a)): the
+    decision sets by increasing latency, the first that packs is optimal. The keyword
+    contract of every exact method; the warm start is off by default (an oracle owes nothing
+    to the heuristics it checks); when the time limit stops the search, the warm start (if
+    any) is returned, FEASIBLE."""
+    if solver_params:
+        name = next(iter(solver_params))
+        raise InputError(f"brute force takes no solver parameter {name!r}", field=name)
     _check_size(instance)
+    run = ExactRun(instance, "preload", solver="brute_force", version="",
+                   time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
+    run.raise_bound(latency_lower_bound(instance))
+    run.start(warm_start, initial_solution)
     sizes = [t.size for t in instance.tensors]
     timed = sorted(((schedule(instance, d).latency_us, k, d)
                     for k, d in enumerate(_combinations(instance))), key=lambda x: x[:2])
     for latency, _, decisions in timed:
+        run.raise_bound(latency)   # every faster decision set failed to pack
+        if run.meets_bound() or run.out_of_time():
+            return run.outcome()
         packing = tightest_packing(memory_intervals(instance, decisions), sizes, instance.budget)
         if packing is not None:
-            plan = plan_from_decisions(instance, dict(enumerate(packing[1])), decisions)
-            return SolverOutcome(Status.OPTIMAL, plan, latency, "brute_force")
-    return SolverOutcome(Status.INFEASIBLE, None, None, "brute_force")
+            run.offer(plan_from_decisions(instance, dict(enumerate(packing[1])), decisions))
+            return run.outcome()
+    return run.outcome(infeasible=True)
 
 
 def brute_force_minimum_budget(instance: PreloadInstance,
@@ -109,8 +126,11 @@ def brute_force_minimum_budget(instance: PreloadInstance,
     return best
 
 
-@register("brute_force", Problem.PRELOAD, kind="exact", input="records",
+@register("brute_force", "preload", kind="exact", input="records",
           reference="exhaustive search over preload decisions and packings (tests only)")
-def brute_force(instance: PreloadInstance) -> SolverOutcome:
-    """Exhaustive minimum latency for tiny instances (see the module docstring)."""
-    return brute_force_preload(instance)
+def brute_force(instance: PreloadInstance, *, time_limit=None, workers=None, seed=None,
+                warm_start=False, initial_solution=None, **solver_params) -> SolverOutcome:
+    """Exhaustive minimum latency for tiny instances (see :func:`brute_force_preload`)."""
+    return brute_force_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
+                               warm_start=warm_start, initial_solution=initial_solution,
+                               **solver_params)

@@ -2,7 +2,7 @@
 
 Every op is one layer. Its compute time is its FLOPs over the profile's throughput, its
 weights (all of the op's constant tensors, loaded together) take ``bytes / bandwidth`` to load,
-and its activations keep the lifetimes of :func:`optplan.graph.lifetimes` (MISSION.md §1).
+and its activations keep the lifetimes of :func:`optplan.graph.lifetimes` (``docs/problems.md``).
 Times are rounded *up* to whole µs. The graph carries no scratch buffers, so the instances
 made here have none (the problem and all solvers support them).
 
@@ -26,18 +26,29 @@ Profiles (effective throughput, not peak): ``phone`` 50 GFLOP/s and 1000 MB/s st
 ``embedded`` 5 GFLOP/s and 80 MB/s (1 MB = 10^6 bytes). A measured profile is a JSON file
 ``{"name": ..., "gflops": 40.0, "storage_mb_per_s": 900.0, "compute_us": {"op name": 123}}``
 whose ``compute_us`` entries (optional) replace the FLOPs estimate of the named ops.
+
+With ``kernels=True`` (FlexNN's kernel selection and layer slicing, issue 21) every layer also
+carries its operator facts and is priced for its fastest kernel, with the kernel's scratch
+buffer ``"<op name>/<kernel>"`` (:mod:`optplan.preload.kernels`), and the instance carries the
+profile's slicing parameters (:mod:`optplan.preload.slicing`). Those are assumed, not measured:
+``slice_overhead_us`` (dispatching one more sub-layer; ``phone`` 20 µs, ``embedded`` 50 µs),
+``max_input_slices`` (the platform's input-slice threshold; 16 and 8) and
+``winograd_speedup`` (Winograd F(6,3) over im2col + GEMM; 2.0 on both). A profile file may set
+each of them.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from optplan.errors import InputError
+from optplan.formats.json_file import read_json_file
 from optplan.graph.model import VIEW_OP_TYPES, Graph, Op
-from optplan.preload.model import Layer, PreloadInstance, PreloadTensor
+from optplan.preload.kernels import price_layer
+from optplan.preload.model import Layer, PreloadInstance, PreloadTensor, SliceCosts
+from optplan.preload.slicing import DEFAULT_SLICE_COSTS
 
 __all__ = ["Profile", "PROFILES", "load_profile", "op_flops", "preload_instance_from_graph",
            "preload_instance_from_network"]
@@ -57,12 +68,20 @@ class Profile:
     gflops: float
     storage_mb_per_s: float
     compute_us: dict = field(default_factory=dict, compare=False)
+    slice_overhead_us: int = DEFAULT_SLICE_COSTS.overhead_us
+    max_input_slices: int = DEFAULT_SLICE_COSTS.max_input_slices
+    winograd_speedup: float = 2.0
 
     def __post_init__(self):
-        for key in ("gflops", "storage_mb_per_s"):
+        for key in ("gflops", "storage_mb_per_s", "winograd_speedup"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise InputError(f"must be a positive number, got {value!r}", field=key)
+        SliceCosts(self.slice_overhead_us, self.max_input_slices)   # checks both
+
+    @property
+    def slice_costs(self) -> SliceCosts:
+        return SliceCosts(self.slice_overhead_us, self.max_input_slices)
 
     def compute_time(self, op: Op, flops: int) -> int:
         if op.name in self.compute_us:
@@ -75,7 +94,7 @@ class Profile:
 
 PROFILES = {
     "phone": Profile("phone", 50.0, 1000.0),
-    "embedded": Profile("embedded", 5.0, 80.0),
+    "embedded": Profile("embedded", 5.0, 80.0, slice_overhead_us=50, max_input_slices=8),
 }
 
 
@@ -89,11 +108,7 @@ def load_profile(name_or_path: str | Profile) -> Profile:
     if not path.is_file():
         raise InputError(f"unknown profile {name_or_path!r}; valid: {', '.join(PROFILES)} "
                          "or a profile JSON file", field="profile")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON: {error.msg}", file=str(path), line=error.lineno,
-                         field="profile") from None
+    data = read_json_file(path, field="profile")
     if not isinstance(data, dict):
         raise InputError("must be a JSON object", file=str(path), field="profile")
     measured = data.get("compute_us", {})
@@ -101,9 +116,11 @@ def load_profile(name_or_path: str | Profile) -> Profile:
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in measured.values()):
         raise InputError("must map op names to non-negative integers", file=str(path),
                          field="compute_us")
+    slicing = {key: data[key] for key in ("slice_overhead_us", "max_input_slices",
+                                          "winograd_speedup") if key in data}
     try:
         return Profile(str(data.get("name", path.stem)), data.get("gflops"),
-                       data.get("storage_mb_per_s"), dict(measured))
+                       data.get("storage_mb_per_s"), dict(measured), **slicing)
     except InputError as error:
         raise error.located(str(path)) from None
 
@@ -144,37 +161,58 @@ def op_flops(graph: Graph, op: Op) -> int:
 
 def preload_instance_from_graph(graph: Graph, profile: str | Profile = "phone", *,
                                 window: int | None = None, name: str | None = None,
-                                provenance: dict | None = None) -> PreloadInstance:
+                                provenance: dict | None = None,
+                                kernels: bool = False) -> PreloadInstance:
     """The preload instance of ``graph`` under ``profile`` (see the module docstring).
 
     Activation ids are the tensor names; the weights of op ``k`` form one tensor
-    ``"<op name>/weights"`` of layer ``k``.
+    ``"<op name>/weights"`` of layer ``k``. ``kernels=True`` adds the operator facts, prices
+    every layer for its fastest kernel (with its scratch buffer) and records the profile's
+    slicing parameters.
     """
     from optplan.graph.lifetimes import lifetimes
 
     profile = load_profile(profile)
-    layers = tuple(Layer(op.name, profile.compute_time(op, op_flops(graph, op)))
-                   for op in graph.ops)
     records = lifetimes(graph, keep_graph=False)
     tensors = [PreloadTensor(r.id, "activation", r.size, r.first_op, r.last_op)
                for r in records.records]
+    activations = {r.id for r in records.records}
+    layers = []
     for index, op in enumerate(graph.ops):
-        size = op.weight_bytes
-        if size > 0:
-            tensors.append(PreloadTensor(f"{op.name}/weights", "weight", size, index, index,
-                                         profile.load_time(size)))
+        flops = op_flops(graph, op)
+        if not kernels:
+            layers.append(Layer(op.name, profile.compute_time(op, flops)))
+            if op.weight_bytes > 0:
+                tensors.append(PreloadTensor(f"{op.name}/weights", "weight", op.weight_bytes,
+                                             index, index, profile.load_time(op.weight_bytes)))
+            continue
+        pricing = price_layer(graph, op, profile, flops, activations)
+        layers.append(Layer(op.name, pricing.compute_us, pricing.op))
+        if pricing.weight_bytes > 0:
+            tensors.append(PreloadTensor(f"{op.name}/weights", "weight", pricing.weight_bytes,
+                                         index, index, pricing.load_us))
+        if pricing.scratch_bytes > 0:
+            tensors.append(PreloadTensor(f"{op.name}/{pricing.op.kernel}", "scratch",
+                                         pricing.scratch_bytes, index, index))
     stamp = dict(provenance or {})
     stamp["cost_model"] = {"profile": profile.name, "gflops": profile.gflops,
                            "storage_mb_per_s": profile.storage_mb_per_s,
                            "measured_ops": len(profile.compute_us),
                            "module": "optplan.preload.costmodel"}
-    return PreloadInstance(layers, tuple(tensors), name or f"{graph.name}_{profile.name}",
-                           window, None, stamp)
+    if kernels:
+        stamp["cost_model"] |= {"kernels": True, "winograd_speedup": profile.winograd_speedup,
+                                "kernel_module": "optplan.preload.kernels"}
+    suffix = "_kernels" if kernels else ""
+    return PreloadInstance(tuple(layers), tuple(tensors),
+                           name or f"{graph.name}_{profile.name}{suffix}", window, None, stamp,
+                           profile.slice_costs if kernels else None)
 
 
 def preload_instance_from_network(path, profile: str | Profile = "phone", *,
-                                  window: int | None = None) -> PreloadInstance:
-    """The preload instance of a committed network file (``data/networks/*.json``)."""
+                                  window: int | None = None,
+                                  kernels: bool = False) -> PreloadInstance:
+    """The preload instance of a committed network file (``data/networks/*.json``); with
+    ``kernels=True`` (named ``<network>_<profile>_kernels``) ready for slicing."""
     from optplan.formats import load_instance
     from optplan.graph import graph_of_instance
 
@@ -185,9 +223,10 @@ def preload_instance_from_network(path, profile: str | Profile = "phone", *,
                          field="graph")
     profile = load_profile(profile)
     window_flag = "" if window is None else f" --window {window}"
+    script, suffix = ("slicing", "_kernels") if kernels else ("preload", "")
     provenance = {"network": Path(path).name,
-                  "regenerate": f"python bench/preload.py --make-instances --networks "
+                  "regenerate": f"python bench/{script}.py --make-instances --networks "
                                 f"{Path(path).stem} --profile {profile.name}{window_flag}"}
     return preload_instance_from_graph(graph, profile, window=window,
-                                       name=f"{instance.name}_{profile.name}",
-                                       provenance=provenance)
+                                       name=f"{instance.name}_{profile.name}{suffix}",
+                                       provenance=provenance, kernels=kernels)

@@ -1,6 +1,6 @@
 r"""Exact CP-SAT model of preload-aware planning (method ``cpsat``, problem ``preload``).
 
-Semantics: MISSION.md §1.4 and issue 8 (FlexNN, MobiCom'24); modelling after the OR-Tools
+Semantics: ``docs/problems.md`` (after FlexNN, MobiCom'24); modelling after the OR-Tools
 CP-SAT samples (interval variables, ``add_no_overlap_2d``, hints, solution callbacks).
 Times are integer µs, sizes bytes.
 
@@ -37,33 +37,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optplan.errors import OptplanError
-from optplan.exact._common import cpsat_solver
-from optplan.model import Problem
+from optplan.exact.budget import SPLIT, Budget
+from optplan.exact.cpsat import cpsat_offsets
+from optplan.exact.cpsat_solve import CpsatRun, cp_model, cpsat_solver, cpsat_version, solve_model
+from optplan.exact.run import ExactRun
+from optplan.exact.scaling import CPSAT_LIMIT, check_values
+from optplan.model import Instance, UsageRecord
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.flexnn import pin_all, plan_from_decisions
-from optplan.preload.formulation import (Clock, Trajectory, horizon, pinned_on_top,
-                                         preload_options, trivial_outcome, warm_start)
+from optplan.preload.formulation import (horizon, pinned_on_top, preload_options,
+                                         trivial_outcome)
 from optplan.preload.model import PreloadInstance, PreloadPlan
-from optplan.preload.simulate import memory_intervals, plan_decisions, plan_peak, validate_plan
+from optplan.preload.simulate import memory_intervals, plan_decisions, plan_peak
 from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 
-__all__ = ["build_cpsat_model", "cpsat_preload", "cpsat_minimum_budget"]
+__all__ = ["build_cpsat_model", "cpsat_preload", "cpsat_minimum_budget", "BudgetOutcome"]
 
 SOLVER = "cpsat"
 DEFAULT_WORKERS = 2
-
-
-def _cp_model():
-    from ortools.sat.python import cp_model
-    return cp_model
+NOGOOD_ROUNDS = 25
+"""Master/subproblem rounds of the decomposition in :func:`_relax_and_pack`."""
+SHRINK_STEPS = 6
+"""Relaxations at smaller budgets tried when no packed decision set meets the bound."""
 
 
 def _version() -> str:
-    import ortools
-    return f"ortools {ortools.__version__}"
+    return f"ortools {cpsat_version()}"
 
+
+def check_cpsat_range(instance: PreloadInstance, capacity: int) -> None:
+    """A SolverRangeError when the budget, the sizes or the times exceed CP-SAT's range."""
+    check_values(max(capacity, sum(t.size for t in instance.tensors)), CPSAT_LIMIT, "CP-SAT",
+                 "memory sizes", "budget")
+    check_values(horizon(instance), CPSAT_LIMIT, "CP-SAT", "compute and load times",
+                 "compute_us")
+
+
+# --- the model ---------------------------------------------------------------------------------
 
 @dataclass
 class CpsatModel:
@@ -85,19 +96,33 @@ def build_cpsat_model(instance: PreloadInstance, *, objective: str = "latency",
     optimum is a lower bound (it ignores fragmentation only).
     ``capacity_rows`` and ``loader_rows`` add the two families of redundant linear rows (off by
     default: on MobileNet v2 they slowed CP-SAT down without raising its bound)."""
-    cp_model = _cp_model()
-    model = cp_model.CpModel()
-    tensors = instance.tensors
-    layers = instance.num_layers
-    compute = instance.compute_us
-    top = horizon(instance)
+    model = cp_model().CpModel()
     if objective == "latency":
-        capacity = budget
+        capacity, cap_value = budget, budget
     else:
         capacity = model.new_int_var(budget_range[0], budget_range[1], "budget")
+        cap_value = budget_range[1]
+    choose = _decisions_variables(model, instance)
+    offsets = _memory(model, instance, choose, capacity, cap_value, packing=packing,
+                      capacity_rows=capacity_rows)
+    layer_end = _timing(model, instance, choose, loader_rows=loader_rows)
+    latency = layer_end[-1]
+    if objective == "latency":
+        model.minimize(latency)
+        goal = latency
+    else:
+        model.add(latency <= latency_target)
+        model.minimize(capacity)
+        goal = capacity
+    if hint is not None:
+        _add_hint(model, instance, choose, offsets, hint)
+    return CpsatModel(model, choose, offsets, layer_end, goal)
 
+
+def _decisions_variables(model, instance: PreloadInstance) -> dict:
+    """``y_{w,p}`` and ``b_w`` of every weight, exactly one of them chosen."""
     choose: dict = {}
-    for index, tensor in enumerate(tensors):
+    for index, tensor in enumerate(instance.tensors):
         if tensor.is_weight:
             steps = preload_options(instance, index)
             for step in steps:
@@ -105,13 +130,18 @@ def build_cpsat_model(instance: PreloadInstance, *, objective: str = "latency",
             choose[index, None] = model.new_bool_var(f"pin_{index}")
             model.add_exactly_one([choose[index, step] for step in steps]
                                   + [choose[index, None]])
-    # Pinned weights sit stacked at the top of the budget; the rest packs below them.
-    cap_value = budget if objective == "latency" else budget_range[1]
+    return choose
+
+
+def _memory(model, instance: PreloadInstance, choose: dict, capacity, cap_value: int, *,
+            packing: bool, capacity_rows: bool) -> list:
+    """Residence intervals, the cumulative, and (``packing``) offsets under NoOverlap2D with
+    the pinned weights stacked at the top of the budget; returns the offset variables."""
+    tensors, layers = instance.tensors, instance.num_layers
     pinned_bytes = sum(tensors[i].size * var for (i, step), var in choose.items()
                        if step is None)
     below = model.new_int_var(0, cap_value, "unpinned_capacity")
     model.add(below == capacity - pinned_bytes)
-
     x_intervals, y_intervals, offsets, residences, demands = [], [], [], [], []
     for index, tensor in enumerate(tensors):
         present = ~choose[index, None] if tensor.is_weight else None
@@ -154,9 +184,15 @@ def build_cpsat_model(instance: PreloadInstance, *, objective: str = "latency",
     for step in range(layers if capacity_rows else 0):   # the cumulative as LP rows
         model.add(sum(tensor.size * resident(instance, choose, index, step)
                       for index, tensor in enumerate(tensors)) <= capacity)
+    return offsets
 
+
+def _timing(model, instance: PreloadInstance, choose: dict, *, loader_rows: bool) -> list:
+    """The layer and loader recurrences; returns the ``E_l`` variables."""
+    tensors, compute = instance.tensors, instance.compute_us
+    top = horizon(instance)
     prefix, layer_end = 0, []
-    for layer in range(layers):
+    for layer in range(instance.num_layers):
         prefix += compute[layer]
         layer_end.append(model.new_int_var(prefix, top, f"E_{layer}"))
         if layer:
@@ -178,24 +214,19 @@ def build_cpsat_model(instance: PreloadInstance, *, objective: str = "latency",
         if loader_rows:   # LS_k >= E_{p-1} >= C_{p-1}, as one linear row
             model.add(load_start >= earliest_start(instance, choose, index))
         previous_end = load_end
+    return layer_end
 
-    latency = layer_end[-1]
-    if objective == "latency":
-        model.minimize(latency)
-        goal = latency
-    else:
-        model.add(latency <= latency_target)
-        model.minimize(capacity)
-        goal = capacity
-    if hint is not None:
-        decisions = plan_decisions(instance, hint)
-        for (index, step), var in choose.items():
-            model.add_hint(var, decisions[index] == step)
-        lowered = pinned_on_top(instance, hint).by_id
-        for index, tensor in enumerate(tensors if packing else ()):
-            pinned = tensor.is_weight and decisions[index] is None
-            model.add_hint(offsets[index], 0 if pinned else lowered[tensor.id].offset)
-    return CpsatModel(model, choose, offsets, layer_end, goal)
+
+def _add_hint(model, instance: PreloadInstance, choose: dict, offsets: list,
+              hint: PreloadPlan) -> None:
+    """``hint`` (with its pinned weights moved on top) as a complete solution hint."""
+    decisions = plan_decisions(instance, hint)
+    for (index, step), var in choose.items():
+        model.add_hint(var, decisions[index] == step)
+    lowered = pinned_on_top(instance, hint).by_id
+    for index, (tensor, offset) in enumerate(zip(instance.tensors, offsets)):
+        pinned = tensor.is_weight and decisions[index] is None
+        model.add_hint(offset, 0 if pinned else lowered[tensor.id].offset)
 
 
 def resident(instance: PreloadInstance, choose: dict, index: int, step: int):
@@ -220,29 +251,17 @@ def earliest_start(instance: PreloadInstance, choose: dict, index: int):
                if step >= 1)
 
 
-def _solve(built: CpsatModel, *, time_limit, workers, seed, solver_params, on_progress):
-    cp_model = _cp_model()
-    solver = cpsat_solver(time_limit=time_limit, workers=workers, seed=seed,
-                          solver_params=solver_params)
+# --- solving and extraction --------------------------------------------------------------------
 
-    class Progress(cp_model.CpSolverSolutionCallback):
-        def on_solution_callback(self):
-            on_progress(round(self.ObjectiveValue()), _ceil(self.BestObjectiveBound()))
-
-    status = solver.solve(built.model, Progress())
-    return solver, solver.status_name(status)
-
-
-def _ceil(value: float) -> int:
-    rounded = round(value)
-    return rounded if abs(value - rounded) < 1e-6 else int(-(-value // 1))
+def _solve(built: CpsatModel, budget: Budget, flags: dict, *, seconds=None,
+           on_progress=None) -> CpsatRun:
+    return solve_model(built.model, {}, budget=budget, seconds=seconds,
+                       objective=built.objective, on_progress=on_progress, **flags)
 
 
 def _extract(instance: PreloadInstance, built: CpsatModel, solver) -> PreloadPlan:
-    decisions: dict[int, int | None] = {}
-    for (index, step), var in built.choose.items():
-        if solver.value(var):
-            decisions[index] = step
+    """The plan of a solution: its decisions, its offsets, the pinned weights on top."""
+    decisions = _decisions(built, solver)
     offsets = {index: solver.value(var) for index, var in enumerate(built.offsets)}
     top = max((offsets[i] + t.size for i, t in enumerate(instance.tensors)
                if decisions.get(i, 0) is not None), default=0)
@@ -253,12 +272,17 @@ def _extract(instance: PreloadInstance, built: CpsatModel, solver) -> PreloadPla
     return plan_from_decisions(instance, offsets, decisions)
 
 
+def _decisions(built: CpsatModel, solver) -> dict[int, int | None]:
+    return {index: choice for (index, choice), var in built.choose.items() if solver.value(var)}
+
+
+# --- objective (a): minimum latency at the budget ----------------------------------------------
+
 def cpsat_preload(instance: PreloadInstance, *, time_limit: float | None = None,
-                  workers: int | None = None, seed: int | None = None,
-                  solver_params: dict | None = None, warm: bool = True,
-                  capacity_rows: bool = False, loader_rows: bool = False,
-                  relaxation: bool = True,
-                  initial_plan: PreloadPlan | None = None) -> SolverOutcome:
+                  workers: int | None = None, seed: int | None = None, warm_start=True,
+                  initial_solution: PreloadPlan | None = None, capacity_rows: bool = False,
+                  loader_rows: bool = False, relaxation: bool = True,
+                  **solver_params) -> SolverOutcome:
     """Minimum latency at ``instance.budget`` (objective (a)); see the module docstring.
 
     Parameters
@@ -266,19 +290,19 @@ def cpsat_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     instance : PreloadInstance
         ``budget`` ``None`` means unlimited (answered without search: pin everything).
     time_limit, workers, seed :
-        CP-SAT's ``max_time_in_seconds``, ``num_workers`` (default 2), ``random_seed``.
-    solver_params : dict, optional
-        Further ``CpSolver.parameters`` fields, passed straight through.
-    warm : bool
-        Hint the better of FlexNN and no-preload (default); it is also the fallback answer.
+        For the whole call (warm start and model building included); CP-SAT's
+        ``num_workers`` (default 2), ``random_seed``.
+    warm_start, initial_solution
+        The warm start (:mod:`optplan.warm_start`; by default the better of FlexNN and
+        no-preload): the hint, and the answer when nothing better is found.
+        ``initial_solution`` may be e.g. the optimum at a smaller budget, in a sweep.
     capacity_rows, loader_rows : bool
         Redundant linear rows (see :func:`build_cpsat_model`).
     relaxation : bool
         First solve the cumulative relaxation (a lower bound) and pack its decisions with the
         exact offsets solver (default); the full model then starts from that bound and plan.
-    initial_plan : PreloadPlan, optional
-        A further warm start, used when valid at this budget (e.g. the optimum at a smaller
-        budget, in a sweep).
+    **solver_params
+        Further ``CpSolver.parameters`` fields, passed straight through.
 
     Returns
     -------
@@ -286,75 +310,42 @@ def cpsat_preload(instance: PreloadInstance, *, time_limit: float | None = None,
         ``OPTIMAL`` only when CP-SAT proved it (or the plan meets the latency bound);
         ``best_bound`` in µs.
     """
-    workers = DEFAULT_WORKERS if workers is None else workers
-    seed = 0 if seed is None else seed
-    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "latency"}
-    done = trivial_outcome(instance, SOLVER, _version(), info)
+    cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
+    run = ExactRun(instance, "preload", solver=SOLVER, version=_version(),
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
+    run.info["objective"] = "latency"
+    done = trivial_outcome(run)
     if done is not None:
         return done
-    clock = Clock(time_limit)
-    trajectory = Trajectory(clock)
-    bound = latency_lower_bound(instance)
-    plan = warm_start(instance) if warm else None
-    if initial_plan is not None and not validate_plan(instance, initial_plan) and (
-            plan is None or initial_plan.latency_us < plan.latency_us):
-        plan = initial_plan
-    if plan is not None:
-        info["warm_start_latency_us"] = plan.latency_us
-        trajectory.record(plan.latency_us, bound)
-    flags = {"workers": workers, "seed": seed, "solver_params": solver_params}
-    if relaxation and (plan is None or plan.latency_us > bound):
-        relaxed = _relax_and_pack(instance, clock, trajectory, plan, bound, info, flags)
-        if relaxed is None:
-            return SolverOutcome(Status.INFEASIBLE, None, None, SOLVER, _version(),
-                                 tuple(trajectory.samples), info)
-        plan, bound = relaxed
-    if plan is not None and plan.latency_us <= bound:
-        info.setdefault("proof", "a plan meets a proven lower bound")
-        trajectory.record(plan.latency_us, plan.latency_us)
-        return SolverOutcome(Status.OPTIMAL, plan, plan.latency_us, SOLVER, _version(),
-                             tuple(trajectory.samples), info)
-    built = build_cpsat_model(instance, budget=instance.budget, hint=plan,
+    check_cpsat_range(instance, instance.budget)
+    run.raise_bound(latency_lower_bound(instance))
+    run.start(warm_start, initial_solution)
+    flags = {"workers": run.workers, "seed": run.seed, "solver_params": solver_params}
+    if relaxation and not run.meets_bound() and not run.out_of_time():
+        if not _relax_and_pack(run, flags):
+            return run.outcome(infeasible=True)
+    if run.meets_bound():
+        return run.finished(run.info.get("proof", "a plan meets a proven lower bound"))
+    if run.out_of_time():
+        return run.outcome()
+    built = build_cpsat_model(instance, budget=instance.budget, hint=run.solution,
                               capacity_rows=capacity_rows, loader_rows=loader_rows)
-    built.model.add(built.objective >= bound)
-    solver, status = _solve(built, time_limit=clock.remaining(), on_progress=trajectory.record,
-                            **flags)
-    info["cpsat_status"] = status
-    info["wall_time_s"] = round(clock.elapsed(), 3)
-    if status == "MODEL_INVALID":
-        raise RuntimeError(f"CP-SAT rejected the preload model: {built.model.validate()}")
-    if status == "INFEASIBLE":
-        return SolverOutcome(Status.INFEASIBLE, None, None, SOLVER, _version(),
-                             tuple(trajectory.samples), info)
-    if status in ("OPTIMAL", "FEASIBLE"):
-        found = _extract(instance, built, solver)
-        if plan is None or found.latency_us <= plan.latency_us:
-            plan = found
-    if status != "MODEL_INVALID":
-        bound = max(bound, _ceil(solver.best_objective_bound))
-    if plan is None:
-        return SolverOutcome(Status.UNKNOWN, None, bound, SOLVER, _version(),
-                             tuple(trajectory.samples), info)
-    proven = status == "OPTIMAL" or plan.latency_us <= bound
-    if proven:
-        bound = plan.latency_us
-    trajectory.record(plan.latency_us, bound)
-    return SolverOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, plan, bound, SOLVER,
-                         _version(), tuple(trajectory.samples), info)
+    built.model.add(built.objective >= run.bound)
+    if run.out_of_time():
+        return run.outcome()
+    answer = _solve(built, run.budget, flags, on_progress=run.trajectory.record)
+    run.info["cpsat_status"] = answer.status
+    run.info["wall_time_s"] = round(run.budget.elapsed(), 3)
+    if answer.status == "INFEASIBLE":
+        return run.outcome(infeasible=True)
+    if answer.has_solution:
+        run.offer(_extract(instance, built, answer.solver))
+    run.raise_bound(answer.bound)
+    return run.outcome(proven=answer.status == "OPTIMAL")
 
 
-RELAXATION_SHARE = 0.3
-"""At most this share of the time limit goes to the cumulative relaxation and its packings."""
-NOGOOD_ROUNDS = 25
-"""Master/subproblem rounds of the decomposition in :func:`_relax_and_pack`."""
-SHRINK_STEPS = 6
-"""Relaxations at smaller budgets tried when no packed decision set meets the bound."""
-PACK_SECONDS = 2.0
-"""Time for one packing attempt of a decision set (more with long time limits)."""
-
-
-def _relax_and_pack(instance: PreloadInstance, clock: Clock, trajectory: Trajectory,
-                    plan: PreloadPlan | None, bound: int, info: dict, flags: dict):
+def _relax_and_pack(run: ExactRun, flags: dict) -> bool:
     """Logic-based Benders decomposition on the cumulative relaxation, then shrinking.
 
     *Master*: the cumulative relaxation (``packing=False``), which ignores fragmentation only,
@@ -362,110 +353,74 @@ def _relax_and_pack(instance: PreloadInstance, clock: Clock, trajectory: Traject
     with the decisions fixed). A decision set proven not to fit the budget admits no
     plan, so a no-good cut excludes it and the master's optimum stays a valid bound (it can
     only rise); a packing that fits is a plan, optimal when it meets the bound. At most
-    :data:`NOGOOD_ROUNDS` rounds.
+    :data:`NOGOOD_ROUNDS` rounds, in ``SPLIT.relaxation`` of the time.
 
     If no plan meets the bound, the relaxation is solved again at smaller budgets (less memory:
     decisions that fragment less), by bisection between the must-live bound and the budget, at
-    most :data:`SHRINK_STEPS` times, for a better incumbent.
-    Returns ``(best plan, bound)``, or ``None`` when the problem is proven infeasible.
+    most :data:`SHRINK_STEPS` times, for a better incumbent. Offers every plan and bound to
+    ``run``; returns False when the problem is proven infeasible.
     """
+    instance = run.instance
     budget = instance.budget
-    share = None if clock.time_limit is None else RELAXATION_SHARE * clock.time_limit
-
-    def remaining():
-        return None if share is None else max(0.05, share - clock.elapsed())
-
-    def out_of_time():
-        return share is not None and clock.elapsed() >= share
+    stage = run.budget.part(run.budget.share(SPLIT.relaxation))
 
     def pack_limit():   # packings that fit are found fast; proofs that none does are slow
-        if share is None:
-            return PACK_SECONDS
-        return min(remaining(), max(PACK_SECONDS, share / 20))
+        share = stage.time_limit
+        return SPLIT.pack_seconds if share is None else max(SPLIT.pack_seconds, share / 20)
 
-    master = build_cpsat_model(instance, budget=budget, packing=False, hint=plan)
+    master = build_cpsat_model(instance, budget=budget, packing=False, hint=run.solution)
     sound = True
     for round_number in range(NOGOOD_ROUNDS):
-        if out_of_time():
+        if stage.exhausted():
             break
-        solver, status = _solve(master, time_limit=remaining(), on_progress=lambda *_: None,
-                                **flags)
-        info["relaxation_rounds"] = round_number + 1
-        if status == "INFEASIBLE":
+        answer = _solve(master, stage, flags)
+        run.info["relaxation_rounds"] = round_number + 1
+        if answer.status == "INFEASIBLE":
             if sound:
-                info["proof"] = ("the cumulative relaxation, less decision sets proven "
-                                 "unpackable, is infeasible")
-                return None
+                run.info["proof"] = ("the cumulative relaxation, less decision sets proven "
+                                     "unpackable, is infeasible")
+                return False
             break
-        if sound and status in ("OPTIMAL", "FEASIBLE", "UNKNOWN"):
-            bound = max(bound, _ceil(solver.best_objective_bound))
-            info["relaxation_bound_us"] = bound
-            trajectory.record(None, bound)
-        if status not in ("OPTIMAL", "FEASIBLE"):
+        if sound and answer.status in ("OPTIMAL", "FEASIBLE", "UNKNOWN"):
+            run.raise_bound(answer.bound)
+            run.info["relaxation_bound_us"] = run.bound
+        if not answer.has_solution:
             break
-        decisions = _decisions(master, solver)
-        packed, proven = _pack(instance, decisions, budget, pack_limit(), flags)
+        decisions = _decisions(master, answer.solver)
+        packed, proven = _pack(instance, decisions, budget, stage.part(pack_limit()), flags)
         if packed is not None:
-            if plan is None or packed.latency_us < plan.latency_us:
-                plan = packed
-                trajectory.record(plan.latency_us, bound)
-            return plan, bound   # optimal when the master was solved to optimality
+            run.offer(packed)
+            return True   # optimal when the master was solved to optimality
         sound = sound and proven
         master.model.add(sum(master.choose[key] for key in decisions.items()) <=
                          len(decisions) - 1)
-    if plan is not None and plan.latency_us <= bound:
-        return plan, bound
-    floor = budget_lower_bound(instance)
-    packed_at, failed_at = floor, budget
+    if run.meets_bound():
+        return True
+    packed_at, failed_at = budget_lower_bound(instance), budget
     for _ in range(SHRINK_STEPS):
         target = (packed_at + failed_at) // 2
-        if failed_at - packed_at <= max(1, budget // 200) or out_of_time():
+        if failed_at - packed_at <= max(1, budget // 200) or stage.exhausted():
             break
         built = build_cpsat_model(instance.with_budget(target), budget=target, packing=False)
-        solver, status = _solve(built, time_limit=remaining(), on_progress=lambda *_: None,
-                                **flags)
-        if status not in ("OPTIMAL", "FEASIBLE"):
+        answer = _solve(built, stage, flags)
+        if not answer.has_solution:
             break
-        if plan is not None and solver.best_objective_bound >= plan.latency_us:
+        if run.objective is not None and answer.bound is not None and \
+                answer.bound >= run.objective:
             packed_at = target   # nothing at or below this budget beats the plan we have
             continue
-        packed, _ = _pack(instance, _decisions(built, solver), budget, pack_limit(), flags)
+        packed, _ = _pack(instance, _decisions(built, answer.solver), budget,
+                          stage.part(pack_limit()), flags)
         if packed is None:
             failed_at = target
             continue
         packed_at = target
-        if plan is None or packed.latency_us < plan.latency_us:
-            plan = packed
-            info["relaxation_packed_at"] = target
-            trajectory.record(plan.latency_us, bound)
-    return plan, bound
+        if run.offer(packed):
+            run.info["relaxation_packed_at"] = target
+    return True
 
 
-def _tightest(instance: PreloadInstance, decisions: dict, upper: int, time_limit,
-              flags: dict) -> PreloadPlan | None:
-    """The decisions packed with the least peak the offsets solver (``cpsat`` for problem
-    ``offsets``) finds, or ``None`` above ``upper``."""
-    from optplan.model import Instance, UsageRecord
-    from optplan.solve import solve
-
-    intervals = memory_intervals(instance, decisions)
-    records = Instance(tuple(UsageRecord(t.id, first, last, t.size) for t, (first, last)
-                             in zip(instance.tensors, intervals)), f"{instance.name}/packing")
-    try:
-        result = solve(records, "cpsat", "offsets", time_limit=time_limit,
-                       workers=flags["workers"], seed=flags["seed"])
-    except OptplanError:   # no offsets solver registered: the full model still runs
-        return None
-    if result.solution is None or not result.valid or result.objective > upper:
-        return None
-    return plan_from_decisions(instance, dict(enumerate(result.solution.offsets)), decisions)
-
-
-def _decisions(built: CpsatModel, solver) -> dict[int, int | None]:
-    return {index: choice for (index, choice), var in built.choose.items() if solver.value(var)}
-
-
-def _pack(instance: PreloadInstance, decisions: dict, budget: int, time_limit,
+def _pack(instance: PreloadInstance, decisions: dict, budget: int, stage: Budget,
           flags: dict) -> tuple[PreloadPlan | None, bool]:
     """Pack the decisions' residence intervals into ``budget``: the full model with the
     decisions fixed (a NoOverlap2D feasibility problem). Returns the plan (``None`` when none
@@ -473,12 +428,13 @@ def _pack(instance: PreloadInstance, decisions: dict, budget: int, time_limit,
     built = build_cpsat_model(instance.with_budget(budget), budget=budget)
     for key, var in built.choose.items():
         built.model.add(var == int(decisions[key[0]] == key[1]))
-    solver, status = _solve(built, time_limit=time_limit, on_progress=lambda *_: None,
-                            **flags)
-    if status in ("OPTIMAL", "FEASIBLE"):
-        return _extract(instance, built, solver), False
-    return None, status == "INFEASIBLE"
+    answer = _solve(built, stage, flags)
+    if answer.has_solution:
+        return _extract(instance, built, answer.solver), False
+    return None, answer.status == "INFEASIBLE"
 
+
+# --- objective (b): minimum budget at a latency target -------------------------------------------
 
 @dataclass(frozen=True)
 class BudgetOutcome:
@@ -491,10 +447,24 @@ class BudgetOutcome:
     info: dict
 
 
+def _tightest(instance: PreloadInstance, decisions: dict, upper: int, stage: Budget,
+              flags: dict) -> PreloadPlan | None:
+    """The decisions packed with the least peak the offsets method ``cpsat`` finds, or
+    ``None`` above ``upper``."""
+    intervals = memory_intervals(instance, decisions)
+    records = Instance(tuple(UsageRecord(t.id, first, last, t.size) for t, (first, last)
+                             in zip(instance.tensors, intervals)), f"{instance.name}/packing")
+    outcome = cpsat_offsets(records, time_limit=stage.remaining(), workers=flags["workers"],
+                            seed=flags["seed"])
+    if outcome.solution is None or outcome.solution.arena_size > upper:
+        return None
+    return plan_from_decisions(instance, dict(enumerate(outcome.solution.offsets)), decisions)
+
+
 def cpsat_minimum_budget(instance: PreloadInstance, *, latency_target: int | None = None,
                          time_limit: float | None = None, workers: int | None = None,
-                         seed: int | None = None, solver_params: dict | None = None,
-                         relaxation: bool = True) -> BudgetOutcome:
+                         seed: int | None = None, relaxation: bool = True,
+                         **solver_params) -> BudgetOutcome:
     """Objective (b): minimise the budget subject to latency <= ``latency_target``
     (``None``: no target, the minimum feasible budget). ``instance.budget`` is ignored.
     ``relaxation`` as in :func:`cpsat_preload`: the cumulative relaxation first."""
@@ -510,24 +480,23 @@ def cpsat_minimum_budget(instance: PreloadInstance, *, latency_target: int | Non
     target = horizon(instance) if latency_target is None else latency_target
     plan = pin_all(instance)   # meets every reachable target: latency = the lower bound
     upper = plan_peak(instance, plan)
-    clock = Clock(time_limit)
+    check_cpsat_range(instance, upper)
+    budget = Budget(time_limit)
     flags = {"workers": workers, "seed": seed, "solver_params": solver_params}
     bound = lower
     if relaxation:
         # The cumulative relaxation bounds the budget from below; its decisions, packed by
         # the exact offsets solver, give a plan (their optimal arena) from above.
-        share = None if time_limit is None else RELAXATION_SHARE * time_limit
+        stage = budget.part(budget.share(SPLIT.relaxation))
         built = build_cpsat_model(instance, objective="budget", budget_range=(lower, upper),
                                   latency_target=target, hint=plan, packing=False)
-        solver, status = _solve(built, time_limit=share, on_progress=lambda *_: None, **flags)
-        info["relaxation_status"] = status
-        if status == "INFEASIBLE":
+        answer = _solve(built, stage, flags)
+        info["relaxation_status"] = answer.status
+        if answer.status == "INFEASIBLE":
             return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
-        bound = max(bound, _ceil(solver.best_objective_bound))
-        if status in ("OPTIMAL", "FEASIBLE"):
-            decisions = _decisions(built, solver)
-            limit = None if share is None else max(0.05, share - clock.elapsed())
-            packed = _tightest(instance, decisions, upper, limit, flags)
+        bound = max(bound, answer.bound or 0)
+        if answer.has_solution and not stage.exhausted():
+            packed = _tightest(instance, _decisions(built, answer.solver), upper, stage, flags)
             if packed is not None and packed.peak < plan.peak:
                 plan = packed
         if plan.peak <= bound:
@@ -536,32 +505,34 @@ def cpsat_minimum_budget(instance: PreloadInstance, *, latency_target: int | Non
     built = build_cpsat_model(instance, objective="budget",
                               budget_range=(bound, plan_peak(instance, plan)),
                               latency_target=target, hint=plan)
-    solver, status = _solve(built, time_limit=clock.remaining(), on_progress=lambda *_: None,
-                            **flags)
-    info["cpsat_status"] = status
-    info["wall_time_s"] = round(clock.elapsed(), 3)
-    if status in ("OPTIMAL", "FEASIBLE"):
-        found = _extract(instance, built, solver)
-        if plan_peak(instance, found) <= plan_peak(instance, plan):
-            plan = found
-    if status in ("OPTIMAL", "FEASIBLE", "UNKNOWN"):
-        bound = max(bound, _ceil(solver.best_objective_bound))
+    if not budget.exhausted():
+        answer = _solve(built, budget, flags)
+        info["cpsat_status"] = answer.status
+        if answer.has_solution:
+            found = _extract(instance, built, answer.solver)
+            if plan_peak(instance, found) <= plan_peak(instance, plan):
+                plan = found
+        bound = max(bound, answer.bound or 0)
+        proven_by_solver = answer.status == "OPTIMAL"
+    else:
+        proven_by_solver = False
+    info["wall_time_s"] = round(budget.elapsed(), 3)
     peak = plan_peak(instance, plan)
-    proven = status == "OPTIMAL" or peak <= bound
+    proven = proven_by_solver or peak <= bound
     return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
                          peak if proven else bound, plan, info)
 
 
-@register("cpsat", Problem.PRELOAD, kind="exact", input="records",
-          reference="MISSION.md §1.4 (FlexNN, MobiCom'24); NoOverlap2D with variable-start "
-                    "weight intervals")
+@register("cpsat", "preload", kind="exact", input="records",
+          reference="FlexNN (Li et al., MobiCom'24) preload-aware planning; NoOverlap2D with "
+                    "variable-start weight intervals, OR-Tools CP-SAT")
 def cpsat(instance: PreloadInstance, *, time_limit: float | None = None,
-          workers: int | None = None, seed: int | None = None,
-          solver_params: dict | None = None, warm: bool = True, capacity_rows: bool = False,
+          workers: int | None = None, seed: int | None = None, warm_start=True,
+          initial_solution: PreloadPlan | None = None, capacity_rows: bool = False,
           loader_rows: bool = False, relaxation: bool = True,
-          initial_plan: PreloadPlan | None = None) -> SolverOutcome:
+          **solver_params) -> SolverOutcome:
     """Exact minimum latency at the instance's budget (see :func:`cpsat_preload`)."""
     return cpsat_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
-                         solver_params=solver_params, warm=warm, capacity_rows=capacity_rows,
-                         loader_rows=loader_rows, relaxation=relaxation,
-                         initial_plan=initial_plan)
+                         warm_start=warm_start, initial_solution=initial_solution,
+                         capacity_rows=capacity_rows, loader_rows=loader_rows,
+                         relaxation=relaxation, **solver_params)

@@ -1,6 +1,6 @@
 r"""Exact MILP model of preload-aware planning (method ``milp_highs``; PuLP with HiGHS).
 
-Semantics: MISSION.md §1.4 and issue 8 (FlexNN, MobiCom'24). The same decisions and timing as
+Semantics: ``docs/problems.md`` (after FlexNN, MobiCom'24). The same decisions and timing as
 :mod:`optplan.preload.exact_cpsat`; memory non-overlap becomes big-M disjunctions that are
 switched on only when two residence intervals intersect. Sizes are divided by their gcd ``u``
 (every packing compacts downwards onto offsets that are sums of sizes, so the budget becomes
@@ -20,6 +20,10 @@ Formulation (``T`` = the time horizon, ``M`` the budget in units)::
     E_l >= E_{l-1} + c_l;  LS_k >= LE_{k-1};  LS_k >= E_{p-1} - T (1 - y_{w,p});
     LE_k >= LS_k + d_w (1 - b_w);  E_{l_w} - c_{l_w} >= LE_k
     (a) min E_{L-1}             (b) min M  s.t.  E_{L-1} <= target
+
+HiGHS runs through :mod:`optplan.exact.highs`; its proofs count only when the model's numbers
+let it resolve a unit (:func:`optplan.exact.scaling.milp_proof_trusted`; the big-Ms are the
+budget in units and the horizon ``T``).
 """
 
 from __future__ import annotations
@@ -27,12 +31,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from optplan.errors import InputError
-from optplan.model import Problem
+from optplan.exact.budget import Budget
+from optplan.exact.highs import check_highs_options, run_highs
+from optplan.exact.run import ExactRun
+from optplan.exact.scaling import MILP_LIMIT, check_values, milp_proof_trusted, proven_bound
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
+from optplan.preload.exact_cpsat import BudgetOutcome
 from optplan.preload.flexnn import pin_all, plan_from_decisions
-from optplan.preload.formulation import (Clock, Trajectory, compacted_offsets, horizon,
-                                         preload_options, trivial_outcome, warm_start)
+from optplan.preload.formulation import (compacted_offsets, horizon, preload_options,
+                                         trivial_outcome)
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_decisions, plan_peak, validate_plan
 from optplan.registry import register
@@ -56,6 +63,11 @@ class PreloadMilp:
     offsets: list                    # LpVariable per tensor (units)
     unit: int
     start: dict = field(default_factory=dict)   # LpVariable -> warm-start value
+    big_m: int = 0                   # the largest big-M (the budget in units, the horizon)
+
+    @property
+    def trusted(self) -> bool:
+        return milp_proof_trusted(self.big_m, self.big_m)
 
 
 def _live_expression(instance: PreloadInstance, choose: dict, index: int, step: int):
@@ -72,14 +84,9 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
                latency_target: int | None = None,
                hint: PreloadPlan | None = None) -> PreloadMilp:
     """The model of the module docstring (``budget`` in bytes for (a); ``budget_range`` in
-    bytes and ``latency_target`` for (b))."""
+    bytes and ``latency_target`` for (b)): decisions, memory, timing, objective, start."""
     pulp = _pulp()
-    tensors = instance.tensors
-    layers = instance.num_layers
-    compute = instance.compute_us
-    top = horizon(instance)
-    unit = math.gcd(*(t.size for t in tensors)) or 1
-    sizes = [t.size // unit for t in tensors]
+    unit = math.gcd(*(t.size for t in instance.tensors)) or 1
     lp = pulp.LpProblem("preload", pulp.LpMinimize)
     if objective == "latency":
         cap_value = budget // unit
@@ -88,15 +95,46 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
         cap_value = budget_range[1] // unit
         capacity = lp.add_variable("budget", -(-budget_range[0] // unit), cap_value,
                                    cat="Integer")
+    choose = _decision_variables(lp, instance)
+    offsets = _memory(lp, instance, choose, unit, capacity, cap_value)
+    layer_end = _timing(lp, instance, choose)
+    if objective == "latency":
+        lp += layer_end[-1]
+    else:
+        lp += layer_end[-1] <= latency_target, "target"
+        lp += capacity
+    milp = PreloadMilp(lp, choose, offsets, unit, big_m=max(cap_value, horizon(instance)))
+    if hint is not None:
+        decisions = plan_decisions(instance, hint)
+        for (index, step), var in choose.items():
+            milp.start[var] = int(decisions[index] == step)
+        given = {i: hint.by_id[t.id].offset for i, t in enumerate(instance.tensors)}
+        for index, offset in compacted_offsets(instance, decisions, given).items():
+            milp.start[offsets[index]] = offset // unit
+    return milp
 
+
+def _decision_variables(lp, instance: PreloadInstance) -> dict:
+    """``y_{w,p}`` and ``b_w`` of every weight, exactly one of them chosen."""
+    pulp = _pulp()
     choose: dict = {}
-    for index, tensor in enumerate(tensors):
+    for index, tensor in enumerate(instance.tensors):
         if tensor.is_weight:
             for step in preload_options(instance, index):
                 choose[index, step] = lp.add_variable(f"y_{index}_{step}", cat="Binary")
             choose[index, None] = lp.add_variable(f"pin_{index}", cat="Binary")
             lp += pulp.lpSum(v for (i, _), v in choose.items() if i == index) == 1, \
                 f"one_{index}"
+    return choose
+
+
+def _memory(lp, instance: PreloadInstance, choose: dict, unit: int, capacity,
+            cap_value: int) -> list:
+    """Offsets below the budget, the per-step capacity rows and the big-M disjunctions of
+    tensors that share a step; returns the offset variables (units)."""
+    pulp = _pulp()
+    tensors = instance.tensors
+    sizes = [t.size // unit for t in tensors]
     offsets = [lp.add_variable(f"o_{i}", 0, max(0, cap_value - sizes[i]))
                for i in range(len(tensors))]
     for index in range(len(tensors)):
@@ -108,10 +146,9 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
             return _live_expression(instance, choose, index, step)
         return 1 if tensor.first_op <= step <= tensor.last_op else 0
 
-    for step in range(layers):
+    for step in range(instance.num_layers):
         lp += pulp.lpSum(sizes[i] * live(i, step) for i in range(len(tensors))) <= capacity, \
             f"breadth_{step}"
-
     for i in range(len(tensors)):
         for j in range(i + 1, len(tensors)):
             together = _together(instance, choose, i, j, lp)
@@ -123,10 +160,16 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
                 f"below_{i}_{j}"
             lp += offsets[j] + sizes[j] <= offsets[i] + cap_value * below + apart, \
                 f"above_{i}_{j}"
+    return offsets
 
+
+def _timing(lp, instance: PreloadInstance, choose: dict) -> list:
+    """The layer and loader recurrences; returns the ``E_l`` variables."""
+    tensors, compute = instance.tensors, instance.compute_us
+    top = horizon(instance)
     layer_end = []
     prefix = 0
-    for layer in range(layers):
+    for layer in range(instance.num_layers):
         prefix += compute[layer]
         layer_end.append(lp.add_variable(f"E_{layer}", prefix, top))
         if layer:
@@ -146,27 +189,12 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
             f"load_{index}"
         lp += layer_end[tensor.layer] - compute[tensor.layer] >= load_end, f"ready_{index}"
         previous_end = load_end
-
-    if objective == "latency":
-        lp += layer_end[-1]
-    else:
-        lp += layer_end[-1] <= latency_target, "target"
-        lp += capacity
-    milp = PreloadMilp(lp, choose, offsets, unit)
-    if hint is not None:
-        decisions = plan_decisions(instance, hint)
-        for (index, step), var in choose.items():
-            milp.start[var] = int(decisions[index] == step)
-        given = {i: hint.by_id[t.id].offset for i, t in enumerate(tensors)}
-        for index, offset in compacted_offsets(instance, decisions, given).items():
-            milp.start[offsets[index]] = offset // unit
-    return milp
+    return layer_end
 
 
 def _together(instance: PreloadInstance, choose: dict, i: int, j: int, lp):
     """``1`` (or a 0/1 expression/variable) when tensors ``i`` and ``j`` share a step;
     ``None`` when they never do."""
-    pulp = _pulp()
     a, b = instance.tensors[i], instance.tensors[j]
     if not a.is_weight and not b.is_weight:
         return 1 if a.first_op <= b.last_op and b.first_op <= a.last_op else None
@@ -188,56 +216,18 @@ def _together(instance: PreloadInstance, choose: dict, i: int, j: int, lp):
     return _live_expression(instance, choose, weight, fixed.last_op)
 
 
-def _highs(*, time_limit, workers, seed, params, use_start: bool):
-    pulp = _pulp()
-    import highspy
-
-    class HiGHSWithStart(pulp.HiGHS):
-        """PuLP's HiGHS API solver, passing the initial values as a MIP start."""
-
-        def callSolver(self, lp):
-            if not use_start:
-                lp.solverModel.run()
-                return
-            start = highspy.HighsSolution()
-            start.col_value = [v.varValue if v.varValue is not None else 0.0
-                               for v in lp.variables()]
-            start.value_valid = True
-            lp.solverModel.setSolution(start)
-            lp.solverModel.run()
-
-    options = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.999, "random_seed": seed} | (params or {})
-    return HiGHSWithStart(msg=False, timeLimit=time_limit, threads=workers, **options)
+def check_milp_range(instance: PreloadInstance, capacity: int) -> None:
+    """A SolverRangeError when the budget, the sizes or the times exceed the MILP range."""
+    check_values(max(capacity, sum(t.size for t in instance.tensors)), MILP_LIMIT,
+                 "the MILP solvers", "memory sizes", "budget")
+    check_values(horizon(instance), MILP_LIMIT, "the MILP solvers", "compute and load times",
+                 "compute_us")
 
 
-def _run(milp: PreloadMilp, *, time_limit, workers, seed, params, retry=True):
-    """Solve; returns (status word, has_solution, dual bound or None, version).
-
-    HiGHS 1.12 (highspy) can end with status "Optimal" on a solution that is not integral
-    after its presolve (a fractional binary, primal solution status "infeasible"), or on its MIP
-    start although its own dual bound is a whole unit lower; both seen on tiny preload models.
-    Then it runs once more with presolve off and no start, and that run's answer is used.
-    """
-    for var, value in milp.start.items():
-        var.setInitialValue(value)
-    solver = _highs(time_limit=time_limit, workers=workers, seed=seed, params=params,
-                    use_start=retry)
-    try:
-        milp.problem.solve(solver)
-    except Exception as error:  # noqa: BLE001 -- name the option the user got wrong
-        raise InputError(f"HiGHS failed: {error}", field="solver_params") from None
-    highs = milp.problem.solverModel
-    status = highs.modelStatusToString(highs.getModelStatus())
-    info = highs.getInfo()
-    has_solution = info.primal_solution_status == 2   # kSolutionStatusFeasible
-    bound = info.mip_dual_bound if abs(info.mip_dual_bound) < 1e300 else None
-    suspicious = status == "Optimal" and (
-        not has_solution or (bound is not None
-                             and info.objective_function_value > _ceil(bound) + 0.5))
-    if suspicious and retry:
-        return _run(milp, time_limit=time_limit, workers=workers, seed=seed,
-                    params=(params or {}) | {"presolve": "off"}, retry=False)
-    return status, has_solution, bound, f"highspy {highs.version()}"
+def _run(milp: PreloadMilp, budget: Budget, *, workers, seed, params):
+    """Solve with HiGHS in what is left of ``budget`` (see :meth:`Budget.solver_seconds`)."""
+    return run_highs(milp.problem, seconds=budget.solver_seconds(), workers=workers, seed=seed,
+                     params=params, start=milp.start)
 
 
 def _extract(instance: PreloadInstance, milp: PreloadMilp) -> PreloadPlan:
@@ -251,69 +241,52 @@ def _extract(instance: PreloadInstance, milp: PreloadMilp) -> PreloadPlan:
     return plan_from_decisions(instance, offsets, decisions)
 
 
-def _ceil(value: float) -> int:
-    return int(-(-(value - 1e-6) // 1))
-
-
 def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
-                 workers: int | None = None, seed: int | None = None,
-                 solver_params: dict | None = None, warm: bool = True) -> SolverOutcome:
+                 workers: int | None = None, seed: int | None = None, warm_start=True,
+                 initial_solution: PreloadPlan | None = None,
+                 **solver_params) -> SolverOutcome:
     """Minimum latency at ``instance.budget`` (objective (a)) with HiGHS.
 
     Parameters and statuses as :func:`optplan.preload.exact_cpsat.cpsat_preload`;
-    ``solver_params`` are HiGHS option names. ``OPTIMAL`` only when HiGHS proved it (gap 0
-    on the integer objective) or the plan meets the latency bound.
+    ``solver_params`` are HiGHS option names. ``OPTIMAL`` only when the plan meets a proven
+    bound (HiGHS's dual bound, when the model lets it prove one, or the latency bound).
     """
-    workers = DEFAULT_WORKERS if workers is None else workers
-    seed = 0 if seed is None else seed
-    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "latency"}
-    done = trivial_outcome(instance, SOLVER, "", info)
+    check_highs_options(solver_params)
+    run = ExactRun(instance, "preload", solver=SOLVER, version="", time_limit=time_limit,
+                   workers=workers, seed=seed, default_workers=DEFAULT_WORKERS)
+    run.info["objective"] = "latency"
+    done = trivial_outcome(run)
     if done is not None:
         return done
-    clock = Clock(time_limit)
-    trajectory = Trajectory(clock)
-    bound = latency_lower_bound(instance)
-    start = warm_start(instance) if warm else None
-    if start is not None:
-        trajectory.record(start.latency_us, bound)
-        info["warm_start_latency_us"] = start.latency_us
-        if start.latency_us <= bound:
-            info["proof"] = "the warm start meets the latency bound"
-            return SolverOutcome(Status.OPTIMAL, start, bound, SOLVER, "",
-                                 tuple(trajectory.samples), info)
-    milp = build_milp(instance, budget=instance.budget, hint=start)
-    status, has_solution, dual, version = _run(milp, time_limit=clock.remaining(),
-                                               workers=workers, seed=seed, params=solver_params)
-    info["highs_status"] = status
-    if status == "Infeasible":
-        return SolverOutcome(Status.INFEASIBLE, None, None, SOLVER, version,
-                             tuple(trajectory.samples), info)
-    plan = start
-    if has_solution:
+    check_milp_range(instance, instance.budget)
+    run.raise_bound(latency_lower_bound(instance))
+    run.start(warm_start, initial_solution)
+    if run.meets_bound():
+        return run.finished("the warm start meets the latency bound")
+    milp = build_milp(instance, budget=instance.budget, hint=run.solution)
+    run.info["proofs_trusted"] = milp.trusted
+    if run.out_of_time():
+        return run.outcome()
+    answer = _run(milp, run.budget, workers=run.workers, seed=run.seed, params=solver_params)
+    run.version = answer.version
+    run.info["highs_status"] = answer.status
+    if answer.infeasible and milp.trusted:
+        return run.outcome(infeasible=True)
+    if answer.has_solution:
         found = _extract(instance, milp)
-        if not validate_plan(instance, found) and (plan is None
-                                                   or found.latency_us <= plan.latency_us):
-            plan = found
-    if dual is not None:
-        bound = max(bound, _ceil(dual))
-    if plan is None:
-        return SolverOutcome(Status.UNKNOWN, None, bound, SOLVER, version,
-                             tuple(trajectory.samples), info)
-    proven = plan.latency_us <= bound   # HiGHS's "Optimal" is checked against its bound
-    if proven:
-        bound = plan.latency_us
-    trajectory.record(plan.latency_us, bound)
-    return SolverOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, plan, bound, SOLVER,
-                         version, tuple(trajectory.samples), info)
+        if not validate_plan(instance, found):
+            run.offer(found)
+    if milp.trusted:
+        run.raise_bound(proven_bound(answer.bound))
+    return run.outcome()
 
 
 def milp_minimum_budget(instance: PreloadInstance, *, latency_target: int | None = None,
                         time_limit: float | None = None, workers: int | None = None,
-                        seed: int | None = None, solver_params: dict | None = None):
+                        seed: int | None = None, **solver_params) -> BudgetOutcome:
     """Objective (b) with HiGHS; returns a :class:`~optplan.preload.exact_cpsat.BudgetOutcome`
     (``budget`` and ``best_bound`` in bytes)."""
-    from optplan.preload.exact_cpsat import BudgetOutcome
-
+    check_highs_options(solver_params)
     workers = DEFAULT_WORKERS if workers is None else workers
     seed = 0 if seed is None else seed
     info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "budget",
@@ -323,32 +296,34 @@ def milp_minimum_budget(instance: PreloadInstance, *, latency_target: int | None
         return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
     start = pin_all(instance)
     upper = plan_peak(instance, start)
+    check_milp_range(instance, upper)
     lower = budget_lower_bound(instance)
     target = horizon(instance) if latency_target is None else latency_target
     milp = build_milp(instance, objective="budget", budget_range=(lower, upper),
                       latency_target=target, hint=start)
-    status, has_solution, dual, _ = _run(milp, time_limit=time_limit, workers=workers,
-                                         seed=seed, params=solver_params)
-    info["highs_status"] = status
+    answer = _run(milp, Budget(time_limit), workers=workers, seed=seed, params=solver_params)
+    info["highs_status"] = answer.status
     plan, bound = start, lower
-    if has_solution:
+    if answer.has_solution:
         found = _extract(instance, milp)
         if not validate_plan(instance.with_budget(upper), found) and (
                 plan_peak(instance, found) <= plan_peak(instance, plan)):
             plan = found
-    if dual is not None:
-        bound = max(bound, _ceil(dual) * milp.unit)
+    if milp.trusted and answer.bound is not None:
+        bound = max(bound, proven_bound(answer.bound) * milp.unit)
     peak = plan_peak(instance, plan)
     proven = peak <= bound
     return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
                          peak if proven else bound, plan, info)
 
 
-@register("milp_highs", Problem.PRELOAD, kind="exact", input="records",
-          reference="MISSION.md §1.4 (FlexNN, MobiCom'24); big-M disjunctions, HiGHS via PuLP")
+@register("milp_highs", "preload", kind="exact", input="records",
+          reference="FlexNN (Li et al., MobiCom'24) preload-aware planning; big-M "
+                    "disjunctions, HiGHS via PuLP")
 def milp_highs(instance: PreloadInstance, *, time_limit: float | None = None,
-               workers: int | None = None, seed: int | None = None,
-               solver_params: dict | None = None, warm: bool = True) -> SolverOutcome:
+               workers: int | None = None, seed: int | None = None, warm_start=True,
+               initial_solution: PreloadPlan | None = None, **solver_params) -> SolverOutcome:
     """Exact minimum latency at the instance's budget (see :func:`milp_preload`)."""
     return milp_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
-                        solver_params=solver_params, warm=warm)
+                        warm_start=warm_start, initial_solution=initial_solution,
+                        **solver_params)

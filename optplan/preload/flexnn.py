@@ -2,7 +2,7 @@
 
 FlexNN (Li et al., MobiCom'24, "FlexNN: Efficient and Adaptive DNN Inference on Memory-
 Constrained Edge Devices", §3.3.2 and Algorithm 1) plans one memory buffer of the budget's size
-(step 2, pinning, is not in the paper: MISSION.md §2 asks for it):
+(step 2, pinning, is not in the paper; optplan adds it):
 
 1. activations first, alternately at the bottom and at the top end of the buffer (a layer's
    input and output end up at opposite ends, the middle stays free for weights);
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from optplan.model import Problem
 from optplan.preload.model import PlanEntry, PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_decisions, schedule
 from optplan.registry import register
@@ -215,7 +214,7 @@ def pin_all(instance: PreloadInstance) -> PreloadPlan | None:
     return _plan(instance, weights, preload=False)
 
 
-@register("flexnn", Problem.PRELOAD, kind="heuristic", input="records",
+@register("flexnn", "preload", kind="heuristic", input="records",
           reference=FLEXNN_REFERENCE)
 def flexnn(instance: PreloadInstance, *, pinning: bool = True) -> PreloadPlan | None:
     """FlexNN's planner at ``instance.budget`` (see the module docstring).
@@ -252,7 +251,7 @@ def flexnn(instance: PreloadInstance, *, pinning: bool = True) -> PreloadPlan | 
             rejected.add(choice)
 
 
-@register("no_preload", Problem.PRELOAD, kind="heuristic", input="records",
+@register("no_preload", "preload", kind="heuristic", input="records",
           reference="baseline: every weight loaded at its own layer, nothing pinned")
 def no_preload(instance: PreloadInstance) -> PreloadPlan | None:
     """The no-preload baseline: every weight loads at its own layer, activations as FlexNN

@@ -6,19 +6,20 @@ latency target is met, and the latency/budget Pareto curve.
   preloaded: every preload or pin only lengthens residence intervals).
 * :func:`no_pressure_budget` — the smallest budget whose optimal latency equals the
   unlimited-memory bound (objective (b) with the bound as the target).
-* :func:`budget_sweep` and :func:`pareto_curve` — objective (a) at evenly spaced budgets for
-  any registered preload methods, every plan validated by :func:`optplan.solve.solve`;
-  :func:`pareto_front` keeps the points no other point beats in both budget and latency.
+* :func:`budget_sweep` — evenly spaced budgets; :func:`pareto_front` keeps the points no other
+  point beats in both budget and latency (the curve itself, objective (a) at each budget for
+  any preload methods, is :func:`optplan.experiments.pareto.pareto_curve`).
 """
 
 from __future__ import annotations
 
 from optplan.errors import InputError
 from optplan.preload.bounds import latency_lower_bound
+from optplan.preload.exact_cpsat import cpsat_minimum_budget
+from optplan.preload.exact_milp import milp_minimum_budget
 from optplan.preload.model import PreloadInstance
 
-__all__ = ["minimum_budget", "no_pressure_budget", "budget_sweep", "pareto_curve",
-           "pareto_front"]
+__all__ = ["minimum_budget", "no_pressure_budget", "budget_sweep", "pareto_front"]
 
 
 def minimum_budget(instance: PreloadInstance, latency_target: int | None = None, *,
@@ -29,9 +30,6 @@ def minimum_budget(instance: PreloadInstance, latency_target: int | None = None,
     Returns a :class:`~optplan.preload.exact_cpsat.BudgetOutcome` (``budget`` the best found,
     ``best_bound`` a proven lower bound, ``status`` OPTIMAL only when they meet).
     """
-    from optplan.preload.exact_cpsat import cpsat_minimum_budget
-    from optplan.preload.exact_milp import milp_minimum_budget
-
     solvers = {"cpsat": cpsat_minimum_budget, "milp_highs": milp_minimum_budget}
     if method not in solvers:
         raise InputError(f"unknown method {method!r} for the minimum budget; valid: "
@@ -52,24 +50,6 @@ def budget_sweep(low: int, high: int, steps: int) -> list[int]:
                          field="steps")
     values = [low + round((high - low) * k / (steps - 1)) for k in range(steps)]
     return list(dict.fromkeys(values))
-
-
-def pareto_curve(instance: PreloadInstance, budgets, methods=("flexnn", "cpsat"), *,
-                 time_limit: float | None = None, workers: int | None = None,
-                 seed: int | None = None) -> list[dict]:
-    """One row per (budget, method): status, latency, best bound, gap, wall time, validity."""
-    from optplan.solve import solve
-
-    rows = []
-    for budget in budgets:
-        for method in methods:
-            result = solve(instance, method, "preload", budget=budget, time_limit=time_limit,
-                           workers=workers, seed=seed)
-            rows.append({"instance": instance.name, "budget": budget, "method": method,
-                         "status": result.status.value, "latency_us": result.objective,
-                         "best_bound_us": result.best_bound, "gap": result.gap,
-                         "wall_time_s": round(result.wall_time_s, 3), "valid": result.valid})
-    return rows
 
 
 def pareto_front(rows: list[dict], method: str) -> list[tuple[int, int]]:

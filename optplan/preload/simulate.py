@@ -1,4 +1,4 @@
-"""The independent simulator and validator of preload plans (MISSION.md §1.4, issue 8).
+"""The independent simulator and validator of preload plans (``docs/problems.md``).
 
 It shares no code with any planner or solver: it reads the decisions of a plan, replays the
 loader and the layers with the timing recurrences, rebuilds every tensor's memory interval and
@@ -12,6 +12,9 @@ after another in the order ``(l_w, id)``. With ``E_{-1} = 0``::
 
 and the latency is ``E_{L-1}``. A weight without a ``preload_op`` that is not pinned is loaded
 at its own layer (``p_w = l_w``).
+
+A plan with ``slicing`` decisions is checked on the instance they make
+(:func:`optplan.preload.slicing.apply_slicing`, the problem's definition of slicing).
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from dataclasses import dataclass
 
 from optplan.errors import InputError
 from optplan.preload.model import PreloadInstance, PreloadPlan
+from optplan.preload.slicing import apply_slicing
 from optplan.validate import Violation, ViolationKind
 
 __all__ = ["Schedule", "schedule", "plan_decisions", "plan_latency", "plan_peak",
-           "memory_intervals", "validate_plan"]
+           "memory_intervals", "validate_plan", "planned_instance"]
 
 
 @dataclass(frozen=True)
@@ -100,11 +104,21 @@ def _checked_plan(plan) -> PreloadPlan:
     return plan
 
 
+def planned_instance(instance: PreloadInstance, plan: PreloadPlan) -> PreloadInstance:
+    """The instance the plan's entries are for: ``instance`` sliced as the plan decides (an
+    :class:`InputError` naming the field when the slicing does not apply)."""
+    return apply_slicing(instance, plan.slicing) if plan.slicing else instance
+
+
 def plan_latency(instance: PreloadInstance, plan: PreloadPlan) -> int:
     """The latency ``E_{L-1}`` in µs, recomputed from the plan's decisions (the stated
     ``latency_us`` is not trusted). Preload steps outside ``[0, l_w]`` are clamped to it
     (the validator reports them)."""
-    decisions = plan_decisions(instance, _checked_plan(plan))
+    return _latency(planned_instance(instance, _checked_plan(plan)), plan)
+
+
+def _latency(instance: PreloadInstance, plan: PreloadPlan) -> int:
+    decisions = plan_decisions(instance, plan)
     for index, step in decisions.items():
         if step is not None:
             decisions[index] = min(max(step, 0), instance.tensors[index].layer)
@@ -127,7 +141,11 @@ def memory_intervals(instance: PreloadInstance,
 
 def plan_peak(instance: PreloadInstance, plan: PreloadPlan) -> int:
     """``max(offset + size)`` over the plan's entries for the instance's tensors (0 if none)."""
-    by_id = _checked_plan(plan).by_id
+    return _peak(planned_instance(instance, _checked_plan(plan)), plan)
+
+
+def _peak(instance: PreloadInstance, plan: PreloadPlan) -> int:
+    by_id = plan.by_id
     return max((by_id[t.id].offset + t.size for t in instance.tensors if t.id in by_id),
                default=0)
 
@@ -135,8 +153,9 @@ def plan_peak(instance: PreloadInstance, plan: PreloadPlan) -> int:
 def validate_plan(instance: PreloadInstance, plan) -> list[Violation]:
     """Every violation of ``plan`` on ``instance`` (empty when valid).
 
-    Checks: one entry per tensor (``MISSING_TENSOR``), decisions only on weights and preload
-    steps in ``[max(0, l_w - window), l_w]`` (``BAD_PRELOAD``), offsets ``>= 0``
+    Checks: a slicing that applies to the instance (``BAD_PRELOAD``; the rest is checked on
+    the sliced instance), one entry per tensor (``MISSING_TENSOR``), decisions only on weights
+    and preload steps in ``[max(0, l_w - window), l_w]`` (``BAD_PRELOAD``), offsets ``>= 0``
     (``NEGATIVE_OFFSET``), ``offset + size <= budget`` (``OVER_BUDGET``), no memory overlap of
     tensors whose residence intervals intersect (``OVERLAP``), and the stated latency and peak
     against the recomputed ones.
@@ -144,6 +163,11 @@ def validate_plan(instance: PreloadInstance, plan) -> list[Violation]:
     if not isinstance(plan, PreloadPlan):
         return [Violation(ViolationKind.WRONG_TYPE,
                           f"expected a preload plan, got {type(plan).__name__}")]
+    try:
+        instance = planned_instance(instance, plan)
+    except InputError as error:
+        return [Violation(ViolationKind.BAD_PRELOAD, f"the plan's slicing does not apply: "
+                                                     f"{error}")]
     violations: list[Violation] = []
     tensors = instance.tensors
     known = instance.index_of
@@ -212,12 +236,12 @@ def validate_plan(instance: PreloadInstance, plan) -> list[Violation]:
                     f"{other_high}) and {tensors[index].id} steps [{first}, {last}] at "
                     f"[{low}, {high}) overlap"))
         active.append(index)
-    latency = plan_latency(instance, plan)
+    latency = _latency(instance, plan)   # the sliced instance: slice once
     if plan.latency_us != latency:
         violations.append(Violation(ViolationKind.LATENCY_MISSTATED,
                                     f"stated latency {plan.latency_us} µs but the simulator "
                                     f"gives {latency} µs"))
-    peak = plan_peak(instance, plan)
+    peak = _peak(instance, plan)
     if plan.peak != peak:
         violations.append(Violation(ViolationKind.PEAK_MISSTATED,
                                     f"stated peak {plan.peak} but max(offset + size) is {peak}"))

@@ -16,7 +16,8 @@ saves over the engine's (OLLA/MODeL, Steiner et al. 2023; ROAM, Zhao et al. 2023
 * exact methods: :mod:`~optplan.schedule.dp` (dynamic program over downsets),
   :mod:`~optplan.schedule.cpsat`, :mod:`~optplan.schedule.milp`,
   :mod:`~optplan.schedule.brute_force`; their shared steps in :mod:`~optplan.schedule.driver`
-  and :mod:`~optplan.schedule.warm_start`.
+  (on :class:`optplan.exact.run.ExactRun`);
+* :mod:`~optplan.schedule.problem`: both problems on the problem table.
 """
 
 from optplan.schedule.bounds import lower_bound, offsets_lower_bound

@@ -14,6 +14,8 @@ graphs: every weight gradient). A relaxation bound (the LP of the time-indexed m
 from __future__ import annotations
 
 from optplan.model import round_up
+from optplan.registry import register
+from optplan.result import SolverOutcome, Status
 from optplan.schedule.dag import Dag, dag_of
 from optplan.schedule.model import ScheduleInstance
 from optplan.schedule.validate import inplace_saving
@@ -71,3 +73,19 @@ def offsets_lower_bound(instance: ScheduleInstance) -> int:
     """Lower bound of ``schedule-offsets`` (arena): the peak bound rounded up to the
     alignment (an arena holds every order's live bytes at every step)."""
     return round_up(lower_bound(instance), instance.alignment)
+
+
+@register("lower_bound", "schedule", kind="bound",
+          reference="must-live bytes of every op and of the last step")
+def schedule_bound_method(instance: ScheduleInstance) -> SolverOutcome:
+    """The must-live bound as a method (no solution, status UNKNOWN)."""
+    return SolverOutcome(Status.UNKNOWN, None, best_bound=lower_bound(instance),
+                         solver="combinatorial")
+
+
+@register("lower_bound", "schedule-offsets", kind="bound",
+          reference="must-live bytes, rounded up to the alignment")
+def schedule_offsets_bound_method(instance: ScheduleInstance) -> SolverOutcome:
+    """The arena bound as a method (no solution, status UNKNOWN)."""
+    return SolverOutcome(Status.UNKNOWN, None, best_bound=offsets_lower_bound(instance),
+                         solver="combinatorial")

@@ -10,8 +10,10 @@ is the least of those optima. ``OPTIMAL`` is a proof by enumeration.
 from __future__ import annotations
 
 from optplan.errors import InputError
-from optplan.exact._common import solver_options
-from optplan.result import SolverOutcome, Status
+from optplan.exact.run import ExactRun
+from optplan.registry import register
+from optplan.result import SolverOutcome
+from optplan.schedule.driver import no_solver_params
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
 from optplan.schedule.validate import induced_instance, peak_of
 
@@ -46,36 +48,54 @@ def topological_orders(instance: ScheduleInstance, max_orders: int = MAX_ORDERS)
         yield tuple(order)
 
 
-def _outcome(solution, objective, time_limit, workers, seed, orders) -> SolverOutcome:
-    info = solver_options(time_limit, workers, seed, 1) | {"orders": orders}
-    return SolverOutcome(Status.OPTIMAL, solution, objective, SOLVER, "",
-                         ((0.0, objective, objective),), info)
+def _run(instance, problem: str, *, time_limit, workers, seed, warm_start, initial_solution,
+         solver_params: dict) -> ExactRun:
+    no_solver_params(SOLVER, solver_params)
+    run = ExactRun(instance, problem, solver=SOLVER, version="", time_limit=time_limit,
+                   workers=workers, seed=seed, default_workers=1)
+    run.start(warm_start, initial_solution)
+    return run
 
 
+def _finished(run: ExactRun, count: int) -> SolverOutcome:
+    run.info["orders"] = count
+    run.raise_bound(run.objective)   # every order was tried
+    return run.finished("enumeration of every topological order")
+
+
+@register("brute_force", "schedule", kind="exact",
+          reference="enumeration of every topological order")
 def brute_force_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None,
-                         seed=None, max_orders: int = MAX_ORDERS) -> SolverOutcome:
+                         seed=None, warm_start=False, initial_solution=None,
+                         max_orders: int = MAX_ORDERS, **solver_params) -> SolverOutcome:
     """The least peak over every topological order (at most :data:`MAX_OPS` ops)."""
-    best, best_order, count = None, (), 0
+    run = _run(instance, "schedule", time_limit=time_limit, workers=workers, seed=seed,
+               warm_start=warm_start, initial_solution=initial_solution,
+               solver_params=solver_params)
+    count = 0
     for count, order in enumerate(topological_orders(instance, max_orders), start=1):
-        value = peak_of(instance, order)
-        if best is None or value < best:
-            best, best_order = value, order
-    return _outcome(ScheduleSolution(best_order), best or 0, time_limit, workers, seed, count)
+        run.offer(ScheduleSolution(order), peak_of(instance, order))
+    return _finished(run, count)
 
 
+@register("brute_force", "schedule-offsets", kind="exact",
+          reference="enumeration of every topological order, each packed by the fixed-order "
+                    "brute force")
 def brute_force_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
-                                 seed=None, max_orders: int = MAX_ORDERS) -> SolverOutcome:
+                                 seed=None, warm_start=False, initial_solution=None,
+                                 max_orders: int = MAX_ORDERS,
+                                 **solver_params) -> SolverOutcome:
     """The least arena over every topological order, each packed optimally by the
     fixed-order brute force (at most 8 tensors with memory)."""
     from optplan.exact.brute_force import brute_force_offsets
 
-    best, best_solution, count = None, ScheduleSolution((), {}), 0
+    run = _run(instance, "schedule-offsets", time_limit=time_limit, workers=workers,
+               seed=seed, warm_start=warm_start, initial_solution=initial_solution,
+               solver_params=solver_params)
+    count = 0
     for count, order in enumerate(topological_orders(instance, max_orders), start=1):
         records = induced_instance(instance, order)
         packed = brute_force_offsets(records)
-        if best is None or packed.best_bound < best:
-            best = packed.best_bound
-            best_solution = ScheduleSolution(order, {record.id: offset for record, offset in
-                                                     zip(records.records,
-                                                         packed.solution.offsets)})
-    return _outcome(best_solution, best or 0, time_limit, workers, seed, count)
+        run.offer(ScheduleSolution(order, {record.id: offset for record, offset in
+                                           zip(records.records, packed.solution.offsets)}))
+    return _finished(run, count)

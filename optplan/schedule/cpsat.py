@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from functools import partial
 
 from optplan.errors import SolverRangeError
-from optplan.exact._common import CPSAT_LIMIT, Budget, cpsat_solver
+from optplan.exact.budget import Budget
+from optplan.exact.cpsat_solve import cpsat_solver, cpsat_version
+from optplan.exact.scaling import CPSAT_LIMIT
 from optplan.result import SolverOutcome
 from optplan.schedule.dag import Dag, lifetimes_of, order_indices, peak
+from optplan.registry import register
 from optplan.schedule.driver import PartOutcome, solve_schedule, solve_schedule_offsets
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
 
@@ -26,12 +29,8 @@ __all__ = ["cpsat_schedule", "cpsat_schedule_offsets", "build_schedule_model",
            "extract_order", "size_unit", "cpsat_segment", "cpsat_joint"]
 
 SOLVER = "cpsat"
+_REFERENCE = "CP-SAT model of order and lifetimes (after OLLA/MODeL, Steiner et al. 2023)"
 DEFAULT_WORKERS = 2
-
-
-def _version() -> str:
-    import ortools
-    return ortools.__version__
 
 
 @dataclass
@@ -255,6 +254,7 @@ def _flagged(solve, workers, seed, solver_params):
                    seed=0 if seed is None else seed, solver_params=solver_params)
 
 
+@register("cpsat", "schedule", kind="exact", reference=_REFERENCE)
 def cpsat_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None, seed=None,
                    warm_start=True, initial_solution=None, decompose: bool = True,
                    **solver_params) -> SolverOutcome:
@@ -266,7 +266,7 @@ def cpsat_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None,
         CP-SAT's ``max_time_in_seconds`` (for the whole call), ``num_workers`` (default 2),
         ``random_seed`` (default 0).
     warm_start, initial_solution
-        Candidates for the start (see :mod:`optplan.schedule.warm_start`); the best is the
+        Candidates for the start (see :mod:`optplan.warm_start`); the best is the
         hint and the upper bound.
     decompose
         Solve the segments between cut ops apart (:mod:`optplan.schedule.decompose`).
@@ -274,12 +274,13 @@ def cpsat_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None,
         Set on ``solver.parameters`` as given.
     """
     return solve_schedule(instance, _flagged(cpsat_segment, workers, seed, solver_params),
-                          solver=SOLVER, version=_version,
+                          solver=SOLVER, version=cpsat_version,
                           time_limit=time_limit, workers=workers, seed=seed,
                           warm_start=warm_start, initial_solution=initial_solution,
                           decompose=decompose, default_workers=DEFAULT_WORKERS)
 
 
+@register("cpsat", "schedule-offsets", kind="exact", reference=_REFERENCE)
 def cpsat_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
                            seed=None, warm_start=True, initial_solution=None,
                            decompose: bool = True, **solver_params) -> SolverOutcome:
@@ -293,7 +294,7 @@ def cpsat_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, worke
                                   _flagged(cpsat_segment, workers, seed, solver_params),
                                   _flagged(cpsat_joint, workers, seed, solver_params),
                                   placement="cpsat",
-                                  solver=SOLVER, version=_version, time_limit=time_limit,
+                                  solver=SOLVER, version=cpsat_version, time_limit=time_limit,
                                   workers=workers, seed=seed, warm_start=warm_start,
                                   initial_solution=initial_solution, decompose=decompose,
                                   default_workers=DEFAULT_WORKERS)

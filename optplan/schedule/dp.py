@@ -32,12 +32,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optplan.exact._common import Budget
+from optplan.exact.budget import Budget
 from optplan.result import SolverOutcome
 from optplan.schedule.bounds import must_live_bound
 from optplan.schedule.dag import Dag, peak
 from optplan.schedule.decompose import trailing_ops
-from optplan.schedule.driver import PartOutcome, solve_schedule, solve_schedule_offsets
+from optplan.registry import register
+from optplan.schedule.driver import (PartOutcome, no_solver_params, solve_schedule,
+                                     solve_schedule_offsets)
 from optplan.schedule.model import ScheduleInstance
 from optplan.schedule.validate import inplace_saving
 
@@ -45,6 +47,7 @@ __all__ = ["DpOutcome", "downset_dp", "dynamic_program", "dynamic_program_offset
            "MAX_STATES"]
 
 SOLVER = "dynamic_program"
+_REFERENCE = "dynamic program over downsets (Kayaaslan et al. 2018; Serenity, Ahn et al. 2020)"
 
 MAX_STATES = 2_000_000
 """Downsets kept in memory at most (about 150 bytes each)."""
@@ -174,9 +177,10 @@ def _part(dag: Dag, start: list[int], target: int, time_limit, on_progress, *,
     return PartOutcome(None, upper, result.bound, False, info)
 
 
+@register("dynamic_program", "schedule", kind="exact", reference=_REFERENCE)
 def dynamic_program(instance: ScheduleInstance, *, time_limit=None, workers=None, seed=None,
                     warm_start=True, initial_solution=None, max_states: int = MAX_STATES,
-                    decompose: bool = True) -> SolverOutcome:
+                    decompose: bool = True, **solver_params) -> SolverOutcome:
     """Least peak (``schedule``) by the dynamic program over downsets, per segment.
 
     Parameters
@@ -186,12 +190,16 @@ def dynamic_program(instance: ScheduleInstance, *, time_limit=None, workers=None
     workers, seed
         Recorded only (the program is sequential and deterministic).
     warm_start, initial_solution
-        Candidates for the incumbent (see :mod:`optplan.schedule.warm_start`).
+        Candidates for the incumbent (see :mod:`optplan.warm_start`).
     max_states
         Give up on a part (``FEASIBLE`` with the level bound) beyond this many downsets.
     decompose
         Solve the segments between cut ops apart.
+    **solver_params
+        None taken (an InputError names the first).
     """
+    no_solver_params(SOLVER, solver_params)
+
     def solve_segment(dag, start, target, limit, on_progress):
         return _part(dag, start, target, limit, on_progress, max_states=max_states)
 
@@ -201,16 +209,18 @@ def dynamic_program(instance: ScheduleInstance, *, time_limit=None, workers=None
                           decompose=decompose, default_workers=1)
 
 
+@register("dynamic_program", "schedule-offsets", kind="exact", reference=_REFERENCE)
 def dynamic_program_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
                             seed=None, warm_start=True, initial_solution=None,
                             max_states: int = MAX_STATES, decompose: bool = True,
-                            placement: str = "cpsat") -> SolverOutcome:
+                            placement: str = "cpsat", **solver_params) -> SolverOutcome:
     """Least arena (``schedule-offsets``): the least peak by the downset program (the bound),
     its order placed by the fixed-order exact offsets method ``placement``; no joint model,
     so the answer is proven when the placement meets the least peak.
 
     Parameters as for :func:`dynamic_program`; ``workers`` and ``seed`` go to the placement.
     """
+    no_solver_params(SOLVER, solver_params)
     def solve_segment(dag, start, target, limit, on_progress):
         return _part(dag, start, target, limit, on_progress, max_states=max_states)
 

@@ -25,15 +25,20 @@ from __future__ import annotations
 import itertools
 
 from optplan.errors import InputError
-from optplan.model import OffsetsSolution, Problem
+from optplan.model import OffsetsSolution
+from optplan.problems import Problem
+from optplan.registry import register
 from optplan.schedule.dag import Dag, dag_of, order_names, peak
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
 from optplan.schedule.validate import induced_instance, inplace_saving
 from optplan.validate import validate_offsets
 
 __all__ = ["PRIORITIES", "TIE_BREAKS", "OFFSETS_HEURISTICS", "original_order",
-           "list_scheduling", "list_order", "best_offsets", "original_order_offsets",
-           "list_scheduling_offsets", "heuristic_orders"]
+           "list_scheduling", "best_list_scheduling", "list_order", "best_offsets",
+           "original_order_offsets", "list_scheduling_offsets", "best_list_scheduling_offsets",
+           "heuristic_orders"]
+
+_LIST_REFERENCE = "memory-aware list scheduling (ROAM, Zhao et al. 2023; OLLA, Steiner et al. 2023)"
 
 PRIORITIES = ("net", "frees_most", "allocates_least", "step_peak", "outputs_last")
 TIE_BREAKS = ("engine", "depth_first", "breadth_first")
@@ -43,6 +48,7 @@ OFFSETS_HEURISTICS = ("greedy_by_size", "strip_packing_best_fit", "xla_best_fit"
 """The fixed-order offsets heuristics tried on an order's records (the best valid one wins)."""
 
 
+@register("original_order", "schedule", kind="heuristic", reference="the engine's order")
 def original_order(instance: ScheduleInstance) -> ScheduleSolution:
     """The engine's order: the graph's ops as they are listed."""
     return ScheduleSolution(instance.op_names)
@@ -110,6 +116,7 @@ def list_order(dag: Dag, *, priority: str = "net", tie_break: str = "engine") ->
     return order
 
 
+@register("list_scheduling", "schedule", kind="heuristic", reference=_LIST_REFERENCE)
 def list_scheduling(instance: ScheduleInstance, *, priority: str = "net",
                     tie_break: str = "engine") -> ScheduleSolution:
     """Memory-aware list scheduling (see the module docstring)."""
@@ -140,11 +147,14 @@ def best_offsets(instance: ScheduleInstance, solution: ScheduleSolution,
                                              in zip(records.records, best.offsets)})
 
 
+@register("original_order", "schedule-offsets", kind="heuristic",
+          reference="the engine's order, then the best offsets heuristic")
 def original_order_offsets(instance: ScheduleInstance) -> ScheduleSolution:
     """The engine's order, placed by the best offsets heuristic."""
     return best_offsets(instance, original_order(instance))
 
 
+@register("list_scheduling", "schedule-offsets", kind="heuristic", reference=_LIST_REFERENCE)
 def list_scheduling_offsets(instance: ScheduleInstance, *, priority: str = "net",
                             tie_break: str = "engine") -> ScheduleSolution:
     """Memory-aware list scheduling, placed by the best offsets heuristic."""
@@ -160,3 +170,20 @@ def heuristic_orders(dag: Dag) -> list[tuple[str, list[int]]]:
         found.append((f"list_scheduling(priority={priority}, tie_break={tie_break})",
                       list_order(dag, priority=priority, tie_break=tie_break)))
     return found[:1] + sorted(found[1:], key=lambda item: peak(dag, item[1]))
+
+
+@register("best_list_scheduling", "schedule", kind="heuristic", reference=_LIST_REFERENCE)
+def best_list_scheduling(instance: ScheduleInstance) -> ScheduleSolution:
+    """The least-peak order of list scheduling over every priority and tie-break (the
+    engine order when none is better)."""
+    dag = dag_of(instance)
+    orders = heuristic_orders(dag)
+    best = min(orders, key=lambda item: peak(dag, item[1]))
+    return ScheduleSolution(order_names(dag, best[1]))
+
+
+@register("best_list_scheduling", "schedule-offsets", kind="heuristic",
+          reference=_LIST_REFERENCE)
+def best_list_scheduling_offsets(instance: ScheduleInstance) -> ScheduleSolution:
+    """:func:`best_list_scheduling`'s order, placed by the best offsets heuristic."""
+    return best_offsets(instance, best_list_scheduling(instance))

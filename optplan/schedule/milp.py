@@ -17,8 +17,10 @@ import math
 from dataclasses import dataclass
 from functools import partial
 
-from optplan.exact._common import Budget
+from optplan.exact.budget import Budget
 from optplan.exact.milp import BACKENDS, Milp
+from optplan.exact.highs import check_highs_options
+from optplan.registry import register
 from optplan.result import SolverOutcome
 from optplan.schedule.cpsat import size_unit
 from optplan.schedule.dag import Dag, lifetimes_of, order_indices, order_names, peak
@@ -31,6 +33,7 @@ __all__ = ["build_schedule_milp", "relaxation_bound", "milp_highs_schedule",
            "milp_segment", "milp_joint", "estimated_terms", "MODEL_TERMS_LIMIT"]
 
 DEFAULT_WORKERS = 1
+_REFERENCE = "time-indexed 0-1 program of order and lifetimes (OLLA/MODeL, Steiner et al. 2023)"
 MODEL_TERMS_LIMIT = 1_000_000
 """Above this many (estimated) constraint terms the program is not built (PuLP builds in
 Python): the method keeps its warm start and says so in ``info["model"]``."""
@@ -178,8 +181,8 @@ def build_schedule_milp(dag: Dag, *, lower: int, upper: int, start: list[int],
             lp += objective >= live_bytes(s), f"peak_{s}"
         lp += objective
         start_values["peak"] = high
-        return Milp(lp, dict(index.variables) | _named(choose, live) | {"peak": objective},
-                    start_values)
+        return _milp(lp, dict(index.variables) | _named(choose, live) | {"peak": objective},
+                     start_values, big_m=1, magnitude=high)
 
     low, high = -(-low // step), high // step
     objective = lp.add_variable("arena", min(low, high), high, cat="Integer")
@@ -217,7 +220,14 @@ def build_schedule_milp(dag: Dag, *, lower: int, upper: int, start: list[int],
     variables = (dict(index.variables) | _named(choose, live) | {"arena": objective}
                  | {("q", b): var for b, var in slot.items()}
                  | {("z", i, j): var for (i, j), var in apart.items()})
-    return Milp(lp, variables, start_values)
+    return _milp(lp, variables, start_values, big_m=big_m, magnitude=big_m)
+
+
+def _milp(lp, variables: dict, start_values: dict, *, big_m: int, magnitude: int) -> Milp:
+    """The model with its MIP start as ``{variable: value}`` and the numbers that decide
+    whether the solver's proofs are taken (:func:`optplan.exact.scaling.milp_proof_trusted`)."""
+    start = {variables[key]: value for key, value in start_values.items() if key in variables}
+    return Milp(lp, variables, start, big_m=big_m, magnitude=magnitude)
 
 
 def _named(choose: dict, live: dict) -> dict:
@@ -270,11 +280,12 @@ def milp_segment(backend: str, dag: Dag, start: list[int], target: int, time_lim
         return PartOutcome(None, upper, target, False,
                            {"model": f"not built: ~{terms} terms > {MODEL_TERMS_LIMIT}"})
     milp = build_schedule_milp(dag, lower=target, upper=upper, start=start)
-    run = BACKENDS[backend](milp, time_limit=budget.remaining(), workers=workers, seed=seed,
+    run = BACKENDS[backend](milp, seconds=budget.remaining(), workers=workers, seed=seed,
                             params=params)
     unit = size_unit(dag.sizes, 1)[0]
-    info = {"solver_status": run.status, "solver_version": run.version}
-    bound = max(target, _ceil(run.bound, unit) or 0)
+    info = {"solver_status": run.status, "solver_version": run.version,
+            "bound_trusted": milp.trusted}
+    bound = max(target, (_ceil(run.bound, unit) if milp.trusted else None) or 0)
     order, objective = None, upper
     if run.has_solution:
         candidate = _order(dag, milp)
@@ -297,11 +308,12 @@ def milp_joint(backend: str, instance: ScheduleInstance, dag: Dag, start: Schedu
                                start=order_indices(dag, start.order),
                                alignment=instance.alignment,
                                start_offsets=[start.offsets[name] for name in dag.buffer_names])
-    run = BACKENDS[backend](milp, time_limit=budget.remaining(), workers=workers, seed=seed,
+    run = BACKENDS[backend](milp, seconds=budget.remaining(), workers=workers, seed=seed,
                             params=params)
     unit, step = size_unit(dag.sizes, instance.alignment)
-    info = {"solver_status": run.status, "solver_version": run.version}
-    bound = max(lower, _ceil(run.bound, unit * step) or 0)
+    info = {"solver_status": run.status, "solver_version": run.version,
+            "bound_trusted": milp.trusted}
+    bound = max(lower, (_ceil(run.bound, unit * step) if milp.trusted else None) or 0)
     if not run.has_solution:
         on_progress(upper, bound)
         return PartOutcome(None, upper, bound, upper <= bound, info)
@@ -345,8 +357,14 @@ def _flagged(solve, backend: str, workers, seed, params):
                    seed=0 if seed is None else seed, params=params)
 
 
+def _check(backend: str, params: dict) -> None:
+    if backend == "milp_highs":
+        check_highs_options(params)
+
+
 def _schedule(backend: str, instance: ScheduleInstance, *, time_limit, workers, seed,
               warm_start, initial_solution, decompose, params) -> SolverOutcome:
+    _check(backend, params)
     return solve_schedule(instance, _flagged(milp_segment, backend, workers, seed, params),
                           solver=backend, version="",
                           time_limit=time_limit, workers=workers, seed=seed,
@@ -356,6 +374,7 @@ def _schedule(backend: str, instance: ScheduleInstance, *, time_limit, workers, 
 
 def _schedule_offsets(backend: str, instance: ScheduleInstance, *, time_limit, workers, seed,
                       warm_start, initial_solution, decompose, params) -> SolverOutcome:
+    _check(backend, params)
     return solve_schedule_offsets(instance,
                                   _flagged(milp_segment, backend, workers, seed, params),
                                   _flagged(milp_joint, backend, workers, seed, params),
@@ -366,6 +385,7 @@ def _schedule_offsets(backend: str, instance: ScheduleInstance, *, time_limit, w
                                   default_workers=DEFAULT_WORKERS)
 
 
+@register("milp_highs", "schedule", kind="exact", reference=_REFERENCE)
 def milp_highs_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None,
                         seed=None, warm_start=True, initial_solution=None,
                         decompose: bool = True, **solver_params) -> SolverOutcome:
@@ -376,7 +396,7 @@ def milp_highs_schedule(instance: ScheduleInstance, *, time_limit=None, workers=
     time_limit, workers, seed
         HiGHS's time limit (for the whole call), threads (default 1) and random seed.
     warm_start, initial_solution
-        Candidates for the start (:mod:`optplan.schedule.warm_start`), the MIP start.
+        Candidates for the start (:mod:`optplan.warm_start`), the MIP start.
     decompose
         Solve the segments between cut ops apart.
     **solver_params
@@ -387,6 +407,7 @@ def milp_highs_schedule(instance: ScheduleInstance, *, time_limit=None, workers=
                      decompose=decompose, params=solver_params)
 
 
+@register("milp_highs", "schedule-offsets", kind="exact", reference=_REFERENCE)
 def milp_highs_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
                                 seed=None, warm_start=True, initial_solution=None,
                                 decompose: bool = True, **solver_params) -> SolverOutcome:
@@ -401,6 +422,7 @@ def milp_highs_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, 
                              params=solver_params)
 
 
+@register("milp_cbc", "schedule", kind="exact", reference=_REFERENCE)
 def milp_cbc_schedule(instance: ScheduleInstance, *, time_limit=None, workers=None, seed=None,
                       warm_start=True, initial_solution=None, decompose: bool = True,
                       **solver_params) -> SolverOutcome:
@@ -414,6 +436,7 @@ def milp_cbc_schedule(instance: ScheduleInstance, *, time_limit=None, workers=No
                      decompose=decompose, params=solver_params)
 
 
+@register("milp_cbc", "schedule-offsets", kind="exact", reference=_REFERENCE)
 def milp_cbc_schedule_offsets(instance: ScheduleInstance, *, time_limit=None, workers=None,
                               seed=None, warm_start=True, initial_solution=None,
                               decompose: bool = True, **solver_params) -> SolverOutcome:

@@ -12,7 +12,6 @@ A solution is an order of the op names and, for ``schedule-offsets``, an offset 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
 from optplan.errors import InputError
 from optplan.graph.lifetimes import VIEW_SETTINGS
@@ -55,6 +54,10 @@ class ScheduleInstance:
     def num_ops(self) -> int:
         return self.graph.num_ops
 
+    def __len__(self) -> int:
+        """The number of tensors (as an :class:`optplan.Instance`'s is its records)."""
+        return len(self.graph.tensors)
+
 
 @dataclass(frozen=True)
 class ScheduleSolution:
@@ -64,13 +67,13 @@ class ScheduleSolution:
     """
 
     order: tuple[str, ...]
-    offsets: "MappingProxyType[str, int] | None" = None
+    offsets: "dict[str, int] | None" = field(default=None, hash=False)
 
     def __post_init__(self):
         object.__setattr__(self, "order", tuple(str(name) for name in self.order))
         if self.offsets is not None:
-            object.__setattr__(self, "offsets", MappingProxyType(
-                {str(name): int(offset) for name, offset in dict(self.offsets).items()}))
+            object.__setattr__(self, "offsets", {str(name): int(offset)
+                                                 for name, offset in dict(self.offsets).items()})
 
     def without_offsets(self) -> "ScheduleSolution":
         return ScheduleSolution(self.order)

@@ -4,6 +4,7 @@ Set ``OPTPLAN_PAPER_RESULTS`` to analyse other run directories (one folder holdi
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -18,15 +19,22 @@ RESULTS_ROOT = Path(os.environ.get("OPTPLAN_PAPER_RESULTS", PAPER / "results"))
 
 
 def run_dirs() -> list[Path]:
-    """Every committed run directory (a folder with ``results.jsonl``)."""
-    found = sorted(p.parent for p in RESULTS_ROOT.glob("*/results.jsonl"))
+    """The run directories of the paper's evaluation, as ``paper/build.py`` reads them
+    (its ``EVALUATION_RUNS``: not the peers run, not ``make run``'s default run)."""
+    spec = importlib.util.spec_from_file_location("paper_build", PAPER / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    found = build.run_directories(RESULTS_ROOT)
     assert found, f"no run directories under {RESULTS_ROOT}"
     return found
 
 
 def raw_rows() -> list[dict]:
     """Every complete row of every run, read with plain ``json`` (independent of pandas),
-    first occurrence of a job id kept (as :func:`optplan.analysis.load.load_results` does)."""
+    first occurrence of a job id kept and the problem in the table's spelling (as
+    :func:`optplan.analysis.load.load_results` does)."""
+    from optplan.problems import canonical_name
+
     rows, seen = [], set()
     for run_dir in run_dirs():
         for line in (run_dir / "results.jsonl").read_text().splitlines(keepends=True):
@@ -36,11 +44,12 @@ def raw_rows() -> list[dict]:
             if row["job_id"] not in seen:
                 seen.add(row["job_id"])
                 row["run_dir"] = str(run_dir)
+                row["problem"] = canonical_name(row["problem"])
                 rows.append(row)
     return rows
 
 
-PLANNING_PROBLEMS = ("shared_objects", "offsets")
+PLANNING_PROBLEMS = ("shared-objects", "offsets")
 
 
 def proven_optima(rows: list[dict], inplace: bool = False) -> dict[tuple[str, str], int]:

@@ -16,8 +16,8 @@ from optplan.analysis.load import instance_for_key
 from optplan.bounds import lower_bound
 
 rows = raw_rows()
-VARIANTS = {False: {"shared_objects": "SO", "offsets": "OC"},
-            True: {"shared_objects": "SO-IP", "offsets": "OC-IP"}}
+VARIANTS = {False: {"shared-objects": "SO", "offsets": "OC"},
+            True: {"shared-objects": "SO-IP", "offsets": "OC-IP"}}
 instances, missing = {}, set()
 
 
