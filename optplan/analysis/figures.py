@@ -13,7 +13,7 @@ from optplan.analysis.load import SUITES, optimum_table
 from optplan.analysis.names import method_label, network_label, problem_label
 from optplan.analysis.style import LINE_STYLES, apply_style, colour_for, line_colour, plt
 
-__all__ = ["layout_figure", "layout_colours", "performance_profile_figure",
+__all__ = ["order_figure", "layout_figure", "layout_colours", "performance_profile_figure",
            "solve_time_figure", "anytime_figure", "preload_figure", "gap_feature_figure"]
 
 _WIDTH = 7.0  # inches: a two-column paper's text width
@@ -331,4 +331,37 @@ def gap_feature_figure(frame: pd.DataFrame, feature: str, label: str,
                 for v, text, m in _VARIANTS if (frame["variant"] == v).any()]
     axis.legend(handles=handles, frameon=False, loc="upper center", ncol=2,
                 bbox_to_anchor=(0.45, -0.22), columnspacing=1.0)
+    return figure
+
+
+def order_figure(table: pd.DataFrame, labels: dict[str, str]):
+    """Per network of :func:`optplan.analysis.tables.order_table` (``labels``: network ->
+    its label, in the order drawn, top to bottom): the fixed-order best heuristic, the
+    fixed-order optimum and the free-order arena, each over the fixed-order optimum (a
+    hollow marker where the free order is not proven: its best plan)."""
+    apply_style()
+    rows = table.set_index("instance").loc[list(labels)]
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 0.9 + 0.28 * len(rows)))
+    y = np.arange(len(rows))[::-1]
+    reference = rows["fixed"].astype(float)
+    series = (("fixed_heuristic", "fixed order, best heuristic", "s", 1),
+              ("fixed", "fixed order, optimum", "|", 2),
+              ("free", "free order, optimum", "o", 0))
+    for column, text, marker, colour in series:
+        ratio = rows[column].astype(float) / reference
+        if column == "free":
+            proven = rows["free_proven"].astype(bool).to_numpy()
+            axis.scatter(ratio[proven], y[proven], marker=marker, s=22,
+                         color=line_colour(colour), label=text, zorder=3)
+            axis.scatter(ratio[~proven], y[~proven], marker=marker, s=22, facecolors="none",
+                         edgecolors=line_colour(colour), label="free order, best found",
+                         zorder=3)
+        else:
+            axis.scatter(ratio, y, marker=marker, s=26 if marker == "|" else 16,
+                         color=line_colour(colour), label=text, zorder=2)
+    axis.set_yticks(y, list(labels.values()))
+    axis.set_xlabel("arena over the fixed-order optimum")
+    axis.axvline(1.0, color="grey", linewidth=0.5, zorder=1)
+    axis.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.35, -0.12 - 1.2 / (
+        0.9 + 0.28 * len(rows))), ncol=2, columnspacing=1.0)
     return figure

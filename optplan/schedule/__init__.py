@@ -2,7 +2,7 @@
 graph) and ``schedule-offsets`` (least arena over the orders and the placements).
 
 The fixed-order problems are the special case of one order; these ask what the best order
-saves over the engine's (OLLA/MODeL, Steiner et al. 2023; ROAM, Zhao et al. 2023). Modules:
+saves over the engine's (OLLA/MODeL, Steiner et al. 2023; ROAM, Shu et al. 2023). Modules:
 
 * :mod:`~optplan.schedule.model`: the instance (a graph and its lifetime settings) and the
   solution (an order, and offsets);

@@ -1,7 +1,7 @@
 """Schedule heuristics: the engine's order and memory-aware list scheduling, each followed,
 for ``schedule-offsets``, by the best offsets heuristic on the records the order induces.
 
-List scheduling (after the memory-aware list schedulers surveyed by ROAM, Zhao et al. 2023,
+List scheduling (after the memory-aware list schedulers surveyed by ROAM, Shu et al. 2023,
 and the greedy baselines of OLLA, Steiner et al. 2023) runs the ops one at a time; at every
 step it picks, among the ready ops (all producers of their inputs done), the best by a
 ``priority`` and breaks ties by a named ``tie_break``:
@@ -38,7 +38,7 @@ __all__ = ["PRIORITIES", "TIE_BREAKS", "OFFSETS_HEURISTICS", "original_order",
            "original_order_offsets", "list_scheduling_offsets", "best_list_scheduling_offsets",
            "heuristic_orders"]
 
-_LIST_REFERENCE = "memory-aware list scheduling (ROAM, Zhao et al. 2023; OLLA, Steiner et al. 2023)"
+_LIST_REFERENCE = "memory-aware list scheduling (ROAM, Shu et al. 2023; OLLA, Steiner et al. 2023)"
 
 PRIORITIES = ("net", "frees_most", "allocates_least", "step_peak", "outputs_last")
 TIE_BREAKS = ("engine", "depth_first", "breadth_first")
