@@ -299,4 +299,4 @@ def test_order_table_compares_the_free_order_with_the_fixed_order_optimum():
     unproven = table.loc["open"]
     assert not unproven["free_proven"] and unproven["free_bound"] == 76
     assert unproven["gap"] == pytest.approx(95 / 76 - 1) and unproven["saving"] == 0
-    assert unproven["seconds"] == 300.0
+    assert unproven["seconds"] == 300.0   # no proof: the longest exact run

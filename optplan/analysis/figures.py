@@ -336,32 +336,30 @@ def gap_feature_figure(frame: pd.DataFrame, feature: str, label: str,
 
 def order_figure(table: pd.DataFrame, labels: dict[str, str]):
     """Per network of :func:`optplan.analysis.tables.order_table` (``labels``: network ->
-    its label, in the order drawn, top to bottom): the fixed-order best heuristic, the
-    fixed-order optimum and the free-order arena, each over the fixed-order optimum (a
-    hollow marker where the free order is not proven: its best plan)."""
+    its label, in the order drawn, top to bottom), over the fixed-order optimum (the line at
+    one): the fixed-order best heuristic, the free-order arena (hollow where not proven: the
+    best plan found) and the free-order lower bound."""
     apply_style()
     rows = table.set_index("instance").loc[list(labels)]
-    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 0.9 + 0.28 * len(rows)))
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 0.6 + 0.24 * len(rows)))
     y = np.arange(len(rows))[::-1]
     reference = rows["fixed"].astype(float)
-    series = (("fixed_heuristic", "fixed order, best heuristic", "s", 1),
-              ("fixed", "fixed order, optimum", "|", 2),
-              ("free", "free order, optimum", "o", 0))
-    for column, text, marker, colour in series:
-        ratio = rows[column].astype(float) / reference
-        if column == "free":
-            proven = rows["free_proven"].astype(bool).to_numpy()
-            axis.scatter(ratio[proven], y[proven], marker=marker, s=22,
-                         color=line_colour(colour), label=text, zorder=3)
-            axis.scatter(ratio[~proven], y[~proven], marker=marker, s=22, facecolors="none",
-                         edgecolors=line_colour(colour), label="free order, best found",
-                         zorder=3)
-        else:
-            axis.scatter(ratio, y, marker=marker, s=26 if marker == "|" else 16,
-                         color=line_colour(colour), label=text, zorder=2)
+    proven = rows["free_proven"].astype(bool).to_numpy()
+    free = rows["free"].astype(float) / reference
+    axis.axvline(1.0, color="grey", linewidth=0.6, zorder=1, label="fixed order, optimum")
+    axis.scatter(rows["fixed_heuristic"].astype(float) / reference, y, marker="s", s=30,
+                 facecolors="none", edgecolors=line_colour(1), linewidths=0.8, zorder=2,
+                 label="fixed order, best heuristic")
+    axis.scatter(rows["free_bound"].astype(float) / reference, y, marker="|", s=60,
+                 color=line_colour(2), zorder=2, label="free order, lower bound")
+    axis.scatter(free[proven], y[proven], marker="o", s=16, color=line_colour(0), zorder=3,
+                 label="free order, optimum")
+    axis.scatter(free[~proven], y[~proven], marker="o", s=16, facecolors="none",
+                 edgecolors=line_colour(0), linewidths=0.9, zorder=3,
+                 label="free order, best plan (not proven)")
     axis.set_yticks(y, list(labels.values()))
+    axis.set_ylim(-0.6, len(rows) - 0.4)
     axis.set_xlabel("arena over the fixed-order optimum")
-    axis.axvline(1.0, color="grey", linewidth=0.5, zorder=1)
-    axis.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.35, -0.12 - 1.2 / (
-        0.9 + 0.28 * len(rows))), ncol=2, columnspacing=1.0)
+    axis.legend(frameon=False, loc="upper left", bbox_to_anchor=(-0.9, -0.16), ncol=2,
+                columnspacing=1.0, handletextpad=0.3)
     return figure
