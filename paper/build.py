@@ -1046,7 +1046,8 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     networks, duplicates, generated, minimalloc, preload = suites(results)
     ablation = results[results["run"] == "paper_ablation"]
     search_ablation = results[results["run"] == "paper_search_ablation"]
-    main = results[~results["run"].isin(["paper_ablation", "paper_search_ablation"])]
+    # the free-order run has its own table and figure (schedule_latex), not the report's
+    main = results[~results["run"].isin(["paper_ablation", "paper_search_ablation", "order"])]
     report_rows = main[main["suite"].isin(["networks", "minimalloc", "preload"])]
     report_rows = drop_duplicates(report_rows, duplicates)
     make_report(run_dirs, out_dir, results=report_rows)
