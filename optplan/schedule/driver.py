@@ -1,5 +1,6 @@
-"""The steps every exact schedule method shares: budget, warm start, bound, decomposition,
-the time split and the outcome. A method supplies only how it solves one part.
+"""The steps every exact schedule method shares, on one :class:`~optplan.exact.run.ExactRun`
+per call (its budget, warm start, anytime curve and honest outcome): the bound, the
+decomposition and the time split. A method supplies only how it solves one part.
 
 ``schedule`` (peak): the warm start and the must-live bound first (equal: proven); then the
 free and trailing ops are set aside and the rest split into segments
@@ -28,7 +29,7 @@ from optplan.schedule.dag import dag_of, order_indices, order_names, peak
 from optplan.schedule.decompose import Segment, expand, reduce_dag, segments
 from optplan.schedule.heuristics import best_offsets, original_order, original_order_offsets
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
-from optplan.schedule.validate import arena_of, induced_instance, validate_schedule_offsets
+from optplan.schedule.validate import induced_instance, validate_schedule_offsets
 from optplan.validate import validate_offsets
 
 __all__ = ["PartOutcome", "PEAK_SHARE", "PLACEMENT_SHARE", "solve_schedule",
