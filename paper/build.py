@@ -43,12 +43,13 @@ if str(REPO) not in sys.path:  # running as ``python paper/build.py`` from a fre
 from optplan.analysis.load import instance_for_key, load_results, optimum_table  # noqa: E402
 from optplan.analysis.names import (is_paper_network, latex_escape, method_label,  # noqa: E402
                                     network_label, problem_label)
-from optplan.analysis.figures import gap_feature_figure  # noqa: E402
+from optplan.analysis.figures import gap_feature_figure, order_figure  # noqa: E402
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
 from optplan.analysis.style import save_figure  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
-                                     latex_table, mib_cell, percent_cell, preload_table,
+                                     latex_table, mib_cell, order_table, percent_cell,
+                                     preload_table,
                                      seconds_cell, summary_table)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
@@ -123,7 +124,7 @@ def macro_name(*parts: str) -> str:
 
 
 EVALUATION_RUNS = ("paper", "paper_inplace", "paper_generated", "minimalloc", "paper_ablation",
-                   "paper_search_ablation", "preload")
+                   "paper_search_ablation", "preload", "order")
 """The run directories of optplan's own evaluation (``make paper-runs`` re-makes them)."""
 PEERS_RUN = "peers"
 """optplan's exact methods beside MiniMalloc and OmniMalloc's allocators (issue 19)."""
@@ -375,6 +376,91 @@ def inplace_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
                        spans=[("shared objects", 2, 6), ("offsets", 7, 11)],
                        notes="$^\\dagger$: best proven bound, optimum not proven." if unproven
                        else ""), macros
+
+
+def _single(values: pd.Series) -> str:
+    """The one value a column holds (``--`` when none; the values joined when several)."""
+    found = sorted({f"{float(v):g}" for v in values.dropna()})
+    return "/".join(found) or "--"
+
+
+def schedule_latex(results: pd.DataFrame, duplicates: dict[str, list[str]]
+                   ) -> tuple[str, dict[str, str], pd.DataFrame]:
+    """Per distinct network of the free-order run: the engine order's peak and the least
+    peak, the fixed-order best heuristic and optimum (from the fixed-order runs), the
+    free-order arena (proven, or with its gap), the time and the saving; the macros the
+    section cites; and the table itself (for the figure)."""
+    table = order_table(drop_duplicates(results, duplicates))
+    if table.empty:
+        return "", {"NumOrderNetworks": "0"}, table
+    table = table.assign(paper=table["instance"].map(
+        lambda n: is_paper_network(n) and "_tflite_" in n))   # as the six-network table
+    table = table.sort_values("instance", key=lambda c: c.map(
+        lambda n: (not (is_paper_network(n) and "_tflite_" in n), network_label(n)))
+    ).reset_index(drop=True)
+    rows = []
+    for _, entry in table.iterrows():
+        free = (mib_cell(entry["free"]) if entry["free_proven"]
+                else f"{mib_cell(entry['free'])}$^\\dagger$")
+        rows.append([latex_escape(network_label(entry["instance"])),
+                     mib_cell(entry["engine_peak"]),
+                     mib_cell(entry["least_peak"]) + ("" if entry["peak_proven"]
+                                                      else "$^\\dagger$"),
+                     mib_cell(entry["fixed_heuristic"]),
+                     mib_cell(entry["fixed"]) + ("" if entry["fixed_proven"]
+                                                 else "$^\\ddagger$"),
+                     free, "0" if entry["free_proven"] else percent_cell(entry["gap"]),
+                     seconds_cell(entry["seconds"]), percent_cell(entry["saving"])])
+    header = ["network", r"engine\\peak", r"least\\peak", r"best\\heuristic",
+              "optimum", "optimum", r"gap\\\%", "time", r"saving\\\%"]
+    notes = ("Sizes in MiB; peak: live bytes at the worst step; the arena columns hold "
+             "offsets' arena sizes. Time: the fastest proof of the free-order arena (else the "
+             "longest exact run). Saving: the free-order optimum under the fixed-order "
+             "optimum.")
+    if not table["free_proven"].all() or not table["peak_proven"].all():
+        notes += " $^\\dagger$: not proven within the time limit (the best plan found)."
+    if not table["fixed_proven"].all():
+        notes += " $^\\ddagger$: fixed-order optimum not proven (the best exact plan)."
+    caption = ("Free execution order on every distinct real network: the least peak and the "
+               "least arena over every topological order (CP-SAT and HiGHS, "
+               "\\OrderTimeLimit\\,s each), against the engine's order.")
+    text = latex_table(header, rows, caption=caption, label="tab:order", wide=True,
+                       align="lrrrrrrrr", placement="p", notes=notes,
+                       spans=[("peak", 2, 3), ("fixed order", 4, 5),
+                              ("free order", 6, 8)])
+    saving = pd.to_numeric(table["saving"], errors="coerce")
+    peak_saving = pd.to_numeric(table["peak_saving"], errors="coerce")
+    six = table[table["paper"]]
+    proven = table[table["free_proven"]]
+    changed = table[(saving > 0) | (peak_saving > 0)]
+    best = saving.idxmax() if saving.notna().any() else None
+    best_peak = peak_saving.idxmax() if peak_saving.notna().any() else None
+    exact = results[results["problem"].isin(["schedule", "schedule-offsets"])
+                    & (results["kind"] == "exact")]
+    macros = {
+        "OrderTimeLimit": _single(exact["time_limit"]),
+        "OrderWorkers": _single(exact["workers"]),
+        "OrderSeed": _single(exact["seed"]),
+        "NumOrderNetworks": str(len(table)),
+        "NumOrderProven": str(len(proven)),
+        "NumOrderPeakProven": str(int(table["peak_proven"].sum())),
+        "NumOrderPaperNetworks": str(len(six)),
+        "NumOrderPaperProven": str(int(six["free_proven"].sum())),
+        "OrderPaperMaxSeconds": seconds_cell(six["seconds"].max()) if len(six) else "--",
+        "NumOrderChanged": str(len(changed)),
+        "OrderChanged": _words(latex_escape(network_label(n)) for n in changed["instance"])
+        or "none",
+        "NumOrderAtFixed": str(int((saving == 0).sum())),
+        "NumOrderEngineAtBound": str(int((table["engine_peak"] == table["peak_bound"]).sum())),
+        "OrderMaxSaving": _pct(saving.max() if best is not None else None),
+        "OrderMaxSavingNetwork": (latex_escape(network_label(table.loc[best, "instance"]))
+                                  if best is not None else "--"),
+        "OrderMaxPeakSaving": _pct(peak_saving.max() if best_peak is not None else None),
+        "OrderMaxPeakSavingNetwork": (
+            latex_escape(network_label(table.loc[best_peak, "instance"]))
+            if best_peak is not None else "--"),
+        "OrderMaxGap": _pct(pd.to_numeric(table["gap"], errors="coerce").max())}
+    return text, macros, table
 
 
 def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
@@ -960,7 +1046,8 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     networks, duplicates, generated, minimalloc, preload = suites(results)
     ablation = results[results["run"] == "paper_ablation"]
     search_ablation = results[results["run"] == "paper_search_ablation"]
-    main = results[~results["run"].isin(["paper_ablation", "paper_search_ablation"])]
+    # the free-order run has its own table and figure (schedule_latex), not the report's
+    main = results[~results["run"].isin(["paper_ablation", "paper_search_ablation", "order"])]
     report_rows = main[main["suite"].isin(["networks", "minimalloc", "preload"])]
     report_rows = drop_duplicates(report_rows, duplicates)
     make_report(run_dirs, out_dir, results=report_rows)
@@ -985,6 +1072,15 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found
+    order_text, order_macros, order = schedule_latex(
+        results[results["suite"] == "networks"], duplicates)
+    (tables / "order.tex").write_text(order_text)
+    macros |= order_macros
+    if len(order):
+        drawn = order[order["paper"] | (pd.to_numeric(order["saving"], errors="coerce") > 0)
+                      | (pd.to_numeric(order["peak_saving"], errors="coerce") > 0)]
+        save_figure(order_figure(order, {n: network_label(n) for n in drawn["instance"]}),
+                    out_dir / "figures", "order")
     for problem in PROBLEMS:
         stem = f"networks_{PROBLEMS[problem].lower()}.tex"
         (tables / stem).write_text(network_appendix(plain_networks, problem))

@@ -11,9 +11,9 @@ from optplan.analysis.names import (instance_title, is_paper_network, method_lab
                                     network_label, problem_label)
 from optplan.analysis.report import hard_instances
 from optplan.analysis.tables import (bold_best, drop_duplicates, duplicate_instances,
-                                     inplace_table, latex_table, percent_cell, render_latex,
-                                     render_markdown, seconds_cell, strategy_table,
-                                     summary_table)
+                                     inplace_table, latex_table, order_table, percent_cell,
+                                     render_latex, render_markdown, seconds_cell,
+                                     strategy_table, summary_table)
 
 
 def row(instance, method, objective, *, kind="heuristic", status="FEASIBLE", best_bound=None,
@@ -261,3 +261,42 @@ def test_failure_files_read_in_the_problem_tables_spelling(tmp_path):
     table = read_failures([tmp_path / "run", tmp_path / "no-failures"])
     assert list(table["problem"]) == ["shared-objects", "offsets"]
     assert list(read_failures([tmp_path / "no-failures"])["problem"]) == []
+
+
+def test_order_table_compares_the_free_order_with_the_fixed_order_optimum():
+    """``train``: fixed-order heuristic 130, optimum 120; the free order proves 90 (engine peak
+    100, least peak 80 at the bound); ``open``: the free order finds 95 over a bound of 76,
+    unproven, no better than the fixed optimum."""
+    rows = pd.DataFrame([
+        row("train", "greedy_by_size", 130), row("train", "cpsat", 120, kind="exact",
+                                                 status="OPTIMAL"),
+        row("train", "original_order", 100, problem="schedule"),
+        row("train", "best_list_scheduling", 85, problem="schedule"),
+        row("train", "lower_bound", None, kind="bound", status="UNKNOWN", problem="schedule",
+            best_bound=80),
+        row("train", "cpsat", 80, kind="exact", status="OPTIMAL", problem="schedule",
+            best_bound=80),
+        row("train", "original_order", 125, problem="schedule-offsets"),
+        row("train", "cpsat", 90, kind="exact", status="OPTIMAL", best_bound=90,
+            problem="schedule-offsets", wall_time_s=2.0),
+        row("train", "milp_highs", 95, kind="exact", best_bound=85,
+            problem="schedule-offsets", wall_time_s=300.0),
+        row("open", "greedy_by_size", 100), row("open", "cpsat", 95, kind="exact",
+                                                status="OPTIMAL"),
+        row("open", "cpsat", 95, kind="exact", problem="schedule-offsets", best_bound=76,
+            wall_time_s=300.0),
+        row("open", "cpsat", 95, kind="exact", problem="schedule-offsets", best_bound=76,
+            inplace=True),
+    ])
+    table = order_table(rows).set_index("instance")
+    assert list(table.index) == ["open", "train"]
+    train = table.loc["train"]
+    assert (train["fixed_heuristic"], train["fixed"], train["free"]) == (130, 120, 90)
+    assert train["free_proven"] and train["fixed_proven"] and train["seconds"] == 2.0
+    assert (train["engine_peak"], train["least_peak"], train["peak_bound"]) == (100, 80, 80)
+    assert train["peak_proven"]
+    assert train["saving"] == pytest.approx(0.25) and train["peak_saving"] == pytest.approx(0.2)
+    unproven = table.loc["open"]
+    assert not unproven["free_proven"] and unproven["free_bound"] == 76
+    assert unproven["gap"] == pytest.approx(95 / 76 - 1) and unproven["saving"] == 0
+    assert unproven["seconds"] == 300.0   # no proof: the longest exact run

@@ -130,7 +130,8 @@ def test_methods_json_gives_every_exact_method_the_keyword_contract(capsys):
                                  "initial_solution"]
             assert row["parameters"][-1]["kind"] == "var_keyword"
     assert {"name": "time_limit", "default": None,
-            "problems": ["shared-objects", "offsets", "preload"]} in rows["cpsat"]["parameters"]
+            "problems": ["shared-objects", "offsets", "preload", "schedule", "schedule-offsets"]
+            } in rows["cpsat"]["parameters"]
 
 
 def test_solve_takes_the_exact_contract_on_the_command_line(capsys, example, tmp_path):

@@ -13,7 +13,7 @@ from optplan.analysis.load import SUITES, optimum_table
 from optplan.analysis.names import method_label, network_label, problem_label
 from optplan.analysis.style import LINE_STYLES, apply_style, colour_for, line_colour, plt
 
-__all__ = ["layout_figure", "layout_colours", "performance_profile_figure",
+__all__ = ["order_figure", "layout_figure", "layout_colours", "performance_profile_figure",
            "solve_time_figure", "anytime_figure", "preload_figure", "gap_feature_figure"]
 
 _WIDTH = 7.0  # inches: a two-column paper's text width
@@ -331,4 +331,35 @@ def gap_feature_figure(frame: pd.DataFrame, feature: str, label: str,
                 for v, text, m in _VARIANTS if (frame["variant"] == v).any()]
     axis.legend(handles=handles, frameon=False, loc="upper center", ncol=2,
                 bbox_to_anchor=(0.45, -0.22), columnspacing=1.0)
+    return figure
+
+
+def order_figure(table: pd.DataFrame, labels: dict[str, str]):
+    """Per network of :func:`optplan.analysis.tables.order_table` (``labels``: network ->
+    its label, in the order drawn, top to bottom), over the fixed-order optimum (the line at
+    one): the fixed-order best heuristic, the free-order arena (hollow where not proven: the
+    best plan found) and the free-order lower bound."""
+    apply_style()
+    rows = table.set_index("instance").loc[list(labels)]
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 0.6 + 0.24 * len(rows)))
+    y = np.arange(len(rows))[::-1]
+    reference = rows["fixed"].astype(float)
+    proven = rows["free_proven"].astype(bool).to_numpy()
+    free = rows["free"].astype(float) / reference
+    axis.axvline(1.0, color="grey", linewidth=0.6, zorder=1, label="fixed order, optimum")
+    axis.scatter(rows["fixed_heuristic"].astype(float) / reference, y, marker="s", s=30,
+                 facecolors="none", edgecolors=line_colour(1), linewidths=0.8, zorder=2,
+                 label="fixed order, best heuristic")
+    axis.scatter(rows["free_bound"].astype(float) / reference, y, marker="|", s=60,
+                 color=line_colour(2), zorder=2, label="free order, lower bound")
+    axis.scatter(free[proven], y[proven], marker="o", s=16, color=line_colour(0), zorder=3,
+                 label="free order, optimum")
+    axis.scatter(free[~proven], y[~proven], marker="o", s=16, facecolors="none",
+                 edgecolors=line_colour(0), linewidths=0.9, zorder=3,
+                 label="free order, best plan (not proven)")
+    axis.set_yticks(y, list(labels.values()))
+    axis.set_ylim(-0.6, len(rows) - 0.4)
+    axis.set_xlabel("arena over the fixed-order optimum")
+    axis.legend(frameon=False, loc="upper left", bbox_to_anchor=(-0.9, -0.16), ncol=2,
+                columnspacing=1.0, handletextpad=0.3)
     return figure

@@ -89,12 +89,14 @@ METHOD_NAMES = {
 """Display names of the registered methods (the peers' too: MiniMalloc, OmniMalloc's)."""
 
 PROBLEM_NAMES = {"shared-objects": "shared objects", "offsets": "offsets",
-                 "preload": "preload"}
+                 "preload": "preload", "schedule": "free order (peak)",
+                 "schedule-offsets": "free order (arena)"}
 """Display names of the problems, keyed by their CLI spelling."""
 
 
 def problem_label(name: str) -> str:
-    """``shared objects``, ``offsets``, ``preload`` (any spelling the problem table reads)."""
+    """``shared objects``, ``offsets``, ``preload``, ``free order (peak)``, ``free order
+    (arena)`` (any spelling the problem table reads)."""
     key = canonical_name(str(name))
     return PROBLEM_NAMES.get(key, key.replace("_", " ").replace("-", " "))
 

@@ -19,7 +19,7 @@ import pandas as pd
 from optplan.analysis.load import optimum_table
 from optplan.analysis.names import latex_escape
 
-__all__ = ["strategy_table", "render_markdown", "render_latex", "preload_table",
+__all__ = ["order_table", "strategy_table", "render_markdown", "render_latex", "preload_table",
            "render_preload_markdown", "UNITS", "UNPROVEN_NOTE", "planning_problem_key",
            "duplicate_instances", "drop_duplicates", "summary_table", "render_summary_markdown",
            "exact_table",
@@ -397,6 +397,66 @@ def inplace_table(results: pd.DataFrame, problem: str, heuristic: str = "mxnet")
     return pd.DataFrame(records, columns=[
         "instance", "tensors", "plain_optimum", "lower_bound", "optimum", "best_bound",
         "saving", heuristic, f"gap:{heuristic}"])
+
+
+def _best_valid(rows: pd.DataFrame):
+    """The least valid objective of ``rows`` (``None``: none)."""
+    valid = rows[(rows["valid"] == True) & rows["objective"].notna()]  # noqa: E712
+    return None if valid.empty else int(valid["objective"].min())
+
+
+def order_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Per network of the free-order rows (``schedule``, ``schedule-offsets``, not in place):
+    the fixed-order figures of the engine order — the best ``offsets`` heuristic and the
+    ``offsets`` optimum (``fixed_proven``: proven), both from the rows of the fixed-order runs
+    in ``results`` — the engine order's peak (``engine_peak``), the least peak over the
+    orders (``least_peak``, with ``peak_proven``) and the must-live bound (``peak_bound``), and the least arena over the orders and
+    placements (``free``: the best exact plan, ``free_proven``, its ``free_bound``, ``gap``
+    and ``seconds``: the fastest proof, else the longest exact run), with ``saving`` =
+    1 - free / fixed-order optimum and ``peak_saving`` = 1 - least peak / engine peak."""
+    plain_rows = results[~results["inplace"].astype(bool)]
+    order = plain_rows[plain_rows["problem"] == "schedule-offsets"]
+    records = []
+    for instance in sorted(order["instance"].unique()):
+        mine = plain_rows[plain_rows["instance"] == instance]
+        fixed = mine[mine["problem"] == "offsets"]
+        arena = mine[mine["problem"] == "schedule-offsets"]
+        peak = mine[mine["problem"] == "schedule"]
+        fixed_optimal = fixed[(fixed["kind"] == "exact") & (fixed["status"] == "OPTIMAL")]
+        fixed_optimum = _best_valid(fixed_optimal)
+        exact = arena[arena["kind"] == "exact"]
+        proven = exact[(exact["status"] == "OPTIMAL") & (exact["valid"] == True)]  # noqa: E712
+        free = _best_valid(exact)
+        bound = pd.to_numeric(arena["best_bound"], errors="coerce").max()
+        seconds = (proven["wall_time_s"].min() if len(proven)
+                   else exact["wall_time_s"].max() if len(exact) else None)
+        peak_exact = peak[(peak["kind"] == "exact") & (peak["status"] == "OPTIMAL")]
+        engine_peak = _best_valid(peak[peak["method"] == "original_order"])
+        peak_bound = pd.to_numeric(peak[peak["kind"] == "bound"]["best_bound"],
+                                   errors="coerce").max()
+        least_peak = _best_valid(peak[peak["kind"] != "bound"])
+        fixed_reference = fixed_optimum if fixed_optimum is not None else _best_valid(
+            fixed[fixed["kind"] == "exact"])
+        records.append({
+            "instance": instance,
+            "fixed_heuristic": _best_valid(fixed[fixed["kind"] == "heuristic"]),
+            "fixed": fixed_reference, "fixed_proven": fixed_optimum is not None,
+            "engine_peak": engine_peak, "least_peak": least_peak,
+            "peak_bound": None if pd.isna(peak_bound) else int(peak_bound),
+            "peak_proven": len(peak_exact) > 0,
+            "free": free, "free_proven": len(proven) > 0,
+            "free_bound": None if pd.isna(bound) else int(bound),
+            "gap": (None if free is None or pd.isna(bound) or not bound
+                    else free / bound - 1),
+            "seconds": None if seconds is None or pd.isna(seconds) else float(seconds),
+            "saving": (None if free is None or not fixed_reference
+                       else 1 - free / fixed_reference),
+            "peak_saving": (None if least_peak is None or not engine_peak
+                            else 1 - least_peak / engine_peak)})
+    return pd.DataFrame(records, columns=[
+        "instance", "fixed_heuristic", "fixed", "fixed_proven", "engine_peak",
+        "least_peak", "peak_bound", "peak_proven", "free", "free_proven", "free_bound", "gap", "seconds",
+        "saving", "peak_saving"])
 
 
 def bold_best(values, *, larger: bool = False) -> set[int]:

@@ -26,14 +26,16 @@ def add_parser(subparsers) -> None:
                     "with its status), 1 when the validator rejects the method's solution, 2 "
                     "for bad input.")
     parser.add_argument("path", metavar="PATH", help="instance: MiniMalloc .csv or optplan .json "
-                        "(preload: a preload instance .json)")
+                        "(preload: a preload instance .json; schedule, schedule-offsets: an "
+                        "optplan .json with a graph, or a bare graph .json)")
     add_problem_argument(parser)
     parser.add_argument("--method", required=True, metavar="NAME",
                         help="method name (see 'optplan methods')")
     parser.add_argument("--alignment", type=positive_int, metavar="A",
                         help="offset alignment in bytes (overrides the instance's)")
     parser.add_argument("--inplace", action="store_true",
-                        help="let declared in-place pairs share memory")
+                        help="let declared in-place pairs share memory (schedule: the "
+                             "graph's declared pairs, where the order makes them hold)")
     parser.add_argument("--budget", type=positive_int, metavar="BYTES",
                         help="preload: the memory budget (default: the instance's, else none)")
     add_solver_flags(parser)
@@ -41,7 +43,8 @@ def add_parser(subparsers) -> None:
     add_progress_flag(parser)
     parser.add_argument("--output", metavar="OUT",
                         help="write the solution: a CSV of the instance's columns plus offset/"
-                             "object, in input order (preload: the plan JSON)")
+                             "object, in input order (preload: the plan JSON; schedule, "
+                             "schedule-offsets: {\"order\": [...], \"offsets\": {...}})")
     parser.add_argument("--json", action="store_true",
                         help="print exactly one JSON object on one line")
     parser.set_defaults(run=run)
