@@ -51,8 +51,8 @@ from optplan.analysis.style import save_figure  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
                                      latex_table, mib_cell, order_table, percent_cell,
-                                     preload_table, search_runs_table, search_table,
-                                     seconds_cell, summary_table)
+                                     preload_table, SEARCH_RUNS, search_runs_table,
+                                     search_table, seconds_cell, summary_table)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
@@ -598,7 +598,8 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
     :func:`optplan.analysis.tables.search_runs_table`); and the macros the text cites."""
     if table.empty:
         return "", {"SearchNumInstances": "0"}
-    runs = ("before", "after")
+    runs = SEARCH_RUNS
+    speedup = table.set_index("instance")["speedup"].dropna()
 
     def part(entry, run: str) -> dict:
         return {key.removeprefix(f"{run}_"): value for key, value in entry.items()
@@ -612,10 +613,10 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
 
     rows, groups = [], {}
     for _, entry in table.iterrows():
-        speedup = ("--" if pd.isna(entry["speedup"]) else f"{entry['speedup']:.0f}$\\times$"
-                   + ("" if entry["rate_finished"] else "$^\\dagger$"))
+        ratio = ("--" if pd.isna(entry["speedup"]) else f"{entry['speedup']:.0f}$\\times$"
+                 + ("" if entry["rate_finished"] else "$^\\dagger$"))
         rows.append([entry["instance"], *cells(part(entry, "before")),
-                     *cells(part(entry, "after")), speedup])
+                     *cells(part(entry, "after")), ratio])
     long_seconds = _spent(long_runs.loc[long_runs["status"] != "OPTIMAL", "seconds"]
                           if len(long_runs) else pd.Series(dtype=float))
     if len(long_runs):
@@ -636,11 +637,11 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
         "status", "arena", r"best\\bound", "time", "nodes")] + [r"speed-\\up"]
     caption = ("The offsets search on MiniMalloc's challenging suite before and after its "
                f"compiled core, {limit}\\,s per instance: each run's status (opt.: proven "
-               "optimal), arena and best bound (bytes), wall time and search nodes (two "
-               "workers: both loops' nodes); speed-up: the compiled core's nodes per second "
+               "optimal), arena and best bound (bytes), wall time and search nodes (every "
+               "probe's, of both loops when they run side by side); speed-up: the compiled core's nodes per second "
                "over the Python engine's on the same probe (the max-breadth capacity, one "
                "thread each).")
-    notes = (f"Median speed-up: {table['speedup'].median():.0f}$\\times$. "
+    notes = (f"Median speed-up: {speedup.median():.0f}$\\times$. "
              + ("" if table["rate_finished"].all() else
                 f"$^\\dagger$: the probe did not finish within {rate_limit}\\,s; the rate "
                 "is over the nodes each engine searched by then. ")
@@ -649,12 +650,10 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
                 else "$^\\ddagger$: the validator rejected the plan."))
     text = latex_table(header, rows, caption=caption, label="tab:search", wide=True,
                        align="llrrrr" + r"@{\hspace{12pt}}lrrrr@{\hspace{12pt}}r",
-                       spans=spans, groups=groups,
-                       notes=notes.strip())
+                       spans=spans, groups=groups, notes=notes.strip())
 
     proven = {run: table[table[f"{run}_status"] == "OPTIMAL"] for run in runs}
     open_after = table[table["after_status"] != "OPTIMAL"]
-    speedup = table.set_index("instance")["speedup"].dropna()
     macros = {"SearchNumInstances": str(len(table)), "SearchTimeLimit": limit,
               "SearchRateSeconds": rate_limit, "SearchLongSeconds": long_seconds,
               "SearchSpeedupMedian": f"{speedup.median():.0f}",
@@ -673,13 +672,13 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
                    f"SearchWorkers{tag}": workers[run],
                    f"SearchMaxProof{tag}": seconds_cell(proven[run][f"{run}_seconds"].max())}
     for _, entry in open_after.iterrows():
-        name = entry["instance"]
+        name = macro_name(entry["instance"])
         macros |= {f"SearchObjectiveBefore{name}": _thousands(entry["before_objective"]),
                    f"SearchObjectiveAfter{name}": _thousands(entry["after_objective"]),
                    f"SearchBound{name}": _thousands(entry["after_best_bound"]),
                    f"SearchGapAfter{name}": _pct(entry["after_gap"])}
     for _, entry in long_runs.iterrows():
-        name = entry["instance"]
+        name = macro_name(entry["instance"])
         macros |= {f"SearchLongObjective{name}": _thousands(entry["objective"]),
                    f"SearchLongBound{name}": _thousands(entry["best_bound"]),
                    f"SearchLongGap{name}": _pct(entry["gap"]),

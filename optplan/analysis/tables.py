@@ -25,7 +25,7 @@ from optplan.analysis.names import latex_escape
 __all__ = ["order_table", "strategy_table", "render_markdown", "render_latex", "preload_table",
            "render_preload_markdown", "UNITS", "UNPROVEN_NOTE", "planning_problem_key",
            "duplicate_instances", "drop_duplicates", "summary_table", "render_summary_markdown",
-           "exact_table", "search_table", "search_runs_table",
+           "exact_table", "SEARCH_RUNS", "search_table", "search_runs_table",
            "inplace_table", "latex_table", "bold_best", "percent_cell", "seconds_cell",
            "mib_cell"]
 
