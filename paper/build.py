@@ -7,7 +7,8 @@ Usage::
 Reads the run directories of optplan's own evaluation under ``paper/results/``
 (:data:`EVALUATION_RUNS`; paper/README.md names the config behind each), the peers run
 (:data:`PEERS_RUN`, read apart: other systems' allocators never enter optplan's heuristic
-aggregates) and the runtimes' rows (:data:`RUNTIMES_RUN`), and writes
+aggregates), the runtimes' rows (:data:`RUNTIMES_RUN`) and the offsets search's rows before
+and after its compiled core (:data:`SEARCH_RUN`), and writes
 
 * ``generated/figures/``: the report's figures (:func:`optplan.analysis.report.make_report`)
   over the networks, the MiniMalloc suite and the preload sweep: layout, performance
@@ -40,7 +41,8 @@ REPO = PAPER.parent
 if str(REPO) not in sys.path:  # running as ``python paper/build.py`` from a fresh clone
     sys.path.insert(0, str(REPO))
 
-from optplan.analysis.load import instance_for_key, load_results, optimum_table  # noqa: E402
+from optplan.analysis.load import (instance_for_key, load_results, optimum_table,  # noqa: E402
+                                  read_jsonl)
 from optplan.analysis.names import (is_paper_network, latex_escape, method_label,  # noqa: E402
                                     network_label, problem_label)
 from optplan.analysis.figures import gap_feature_figure, order_figure  # noqa: E402
@@ -49,8 +51,8 @@ from optplan.analysis.style import save_figure  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
                                      latex_table, mib_cell, order_table, percent_cell,
-                                     preload_table,
-                                     seconds_cell, summary_table)
+                                     preload_table, SEARCH_RUNS, search_runs_table,
+                                     search_table, seconds_cell, summary_table)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
@@ -130,6 +132,10 @@ PEERS_RUN = "peers"
 """optplan's exact methods beside MiniMalloc and OmniMalloc's allocators (issue 19)."""
 RUNTIMES_RUN = "runtimes"
 """``bench/runtimes.py``'s rows (``runtimes.jsonl``): plans measured inside the runtimes."""
+SEARCH_RUN = "search"
+"""``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
+(:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
+SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -555,6 +561,134 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
     return latex_table(header, table_rows, caption=caption, label="tab:minimalloc", wide=True,
                        align="lrrrr" + "rr" * len(columns), bold=bold, spans=spans,
                        notes=notes if best_heuristic else ""), macros
+
+
+SEARCH_STATUS = {"OPTIMAL": "opt.", "FEASIBLE": "feas."}
+SEARCH_ENGINES = {"python": "Python engine", "compiled": "compiled core"}
+
+
+def _spent(seconds: pd.Series) -> str:
+    """The time limit of runs that ended unproven, as they spent it (whole seconds): the rows
+    record no limit, and a run that proves nothing runs to its limit."""
+    seconds = pd.to_numeric(seconds, errors="coerce").dropna()
+    return f"{int(seconds.max())}" if len(seconds) else "--"
+
+
+def _thousands(value) -> str:
+    return "--" if value is None or pd.isna(value) else f"{int(value):,}".replace(",", "\\,")
+
+
+def _bound_note(runs: pd.DataFrame) -> str:
+    """What the upward refutation proved on ``runs`` (``best_bound`` against the max breadth
+    ``lower_bound``), as a clause for the text."""
+    raised = sorted(runs.loc[runs["best_bound"] > runs["lower_bound"], "instance"])
+    if raised:
+        return ("the upward refutation raised the bound above the max breadth on "
+                + _words(raised))
+    stuck = (runs["prove_result"] == "timeout") & (runs["prove_capacity"] == runs["lower_bound"])
+    return ("the refutation of the first capacity, the max breadth itself, did not finish: "
+            if len(runs) and stuck.all() else "") + "the best bound is still the max breadth"
+
+
+def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dict[str, str]]:
+    """The offsets search on MiniMalloc's suite before and after its compiled core, one row
+    per instance (:func:`optplan.analysis.tables.search_table`: each run's status, arena,
+    best bound, time and nodes, and the nodes-per-second speed-up on the same probe), then
+    the long runs of the instances left open (``long_runs``,
+    :func:`optplan.analysis.tables.search_runs_table`); and the macros the text cites."""
+    if table.empty:
+        return "", {"SearchNumInstances": "0"}
+    runs = SEARCH_RUNS
+    speedup = table.set_index("instance")["speedup"].dropna()
+
+    def part(entry, run: str) -> dict:
+        return {key.removeprefix(f"{run}_"): value for key, value in entry.items()
+                if key.startswith(f"{run}_")}
+
+    def cells(run: dict) -> list[str]:
+        status = SEARCH_STATUS.get(run["status"], str(run["status"]).lower())
+        return [status + ("" if run["valid"] else "$^\\ddagger$"),
+                _thousands(run["objective"]), _thousands(run["best_bound"]),
+                seconds_cell(run["seconds"]), _thousands(run["nodes"])]
+
+    rows, groups = [], {}
+    for _, entry in table.iterrows():
+        ratio = ("--" if pd.isna(entry["speedup"]) else f"{entry['speedup']:.0f}$\\times$"
+                 + ("" if entry["rate_finished"] else "$^\\dagger$"))
+        rows.append([entry["instance"], *cells(part(entry, "before")),
+                     *cells(part(entry, "after")), ratio])
+    long_seconds = _spent(long_runs.loc[long_runs["status"] != "OPTIMAL", "seconds"]
+                          if len(long_runs) else pd.Series(dtype=float))
+    if len(long_runs):
+        groups[len(rows)] = (f"{_words(long_runs['instance'])}, {long_seconds}\\,s each "
+                             "(as after)")
+        rows += [[entry["instance"], *[""] * 5, *cells(entry), ""]
+                 for _, entry in long_runs.iterrows()]
+    limit = _spent(pd.concat([table.loc[table[f"{run}_status"] != "OPTIMAL", f"{run}_seconds"]
+                              for run in runs]))
+    rate_limit = _spent(table.loc[~table["rate_finished"], "rate_seconds"])
+    workers = {run: _single(table[f"{run}_workers"]) for run in runs}
+    engines = {run: "/".join(SEARCH_ENGINES.get(e, e) for e in sorted(set(
+        table[f"{run}_engine"].dropna()))) for run in runs}
+    spans = [(f"{run}: {engines[run]}, {workers[run]} worker"
+              + ("" if workers[run] == "1" else "s"), 2 + 5 * i, 6 + 5 * i)
+             for i, run in enumerate(runs)]
+    header = ["instance"] + [c for _ in runs for c in (
+        "status", "arena", r"best\\bound", "time", "nodes")] + [r"speed-\\up"]
+    caption = ("The offsets search on MiniMalloc's challenging suite before and after its "
+               f"compiled core, {limit}\\,s per instance: each run's status (opt.: proven "
+               "optimal), arena and best bound (bytes), wall time and search nodes (every "
+               "probe's, of both loops when they run side by side); speed-up: the compiled core's nodes per second "
+               "over the Python engine's on the same probe (the max-breadth capacity, one "
+               "thread each).")
+    notes = (f"Median speed-up: {speedup.median():.0f}$\\times$. "
+             + ("" if table["rate_finished"].all() else
+                f"$^\\dagger$: the probe did not finish within {rate_limit}\\,s; the rate "
+                "is over the nodes each engine searched by then. ")
+             + ("" if all(table[f"{run}_valid"].all() for run in runs)
+                and (long_runs.empty or long_runs["valid"].all())
+                else "$^\\ddagger$: the validator rejected the plan."))
+    text = latex_table(header, rows, caption=caption, label="tab:search", wide=True,
+                       align="llrrrr" + r"@{\hspace{12pt}}lrrrr@{\hspace{12pt}}r",
+                       spans=spans, groups=groups, notes=notes.strip())
+
+    proven = {run: table[table[f"{run}_status"] == "OPTIMAL"] for run in runs}
+    open_after = table[table["after_status"] != "OPTIMAL"]
+    macros = {"SearchNumInstances": str(len(table)), "SearchTimeLimit": limit,
+              "SearchRateSeconds": rate_limit, "SearchLongSeconds": long_seconds,
+              "SearchSpeedupMedian": f"{speedup.median():.0f}",
+              "SearchSpeedupMin": f"{speedup.min():.0f}",
+              "SearchSpeedupMax": f"{speedup.max():.0f}",
+              "SearchSpeedupMinInstance": str(speedup.idxmin()),
+              "SearchSpeedupMaxInstance": str(speedup.idxmax()),
+              "SearchRatePython": f"{table['python_rate'].median() / 1e3:.0f}",
+              "SearchRateCompiled": f"{table['compiled_rate'].median() / 1e3:.0f}",
+              "SearchOpenAfter": _words(open_after["instance"]) or "none",
+              "SearchNumOpenAfter": str(len(open_after)),
+              "SearchLongOpen": _words(long_runs["instance"]) if len(long_runs) else "none"}
+    for run in runs:
+        tag = macro_name(run)
+        macros |= {f"SearchProven{tag}": str(len(proven[run])),
+                   f"SearchWorkers{tag}": workers[run],
+                   f"SearchMaxProof{tag}": seconds_cell(proven[run][f"{run}_seconds"].max())}
+    for _, entry in open_after.iterrows():
+        name = macro_name(entry["instance"])
+        macros |= {f"SearchObjectiveBefore{name}": _thousands(entry["before_objective"]),
+                   f"SearchObjectiveAfter{name}": _thousands(entry["after_objective"]),
+                   f"SearchBound{name}": _thousands(entry["after_best_bound"]),
+                   f"SearchGapAfter{name}": _pct(entry["after_gap"])}
+    for _, entry in long_runs.iterrows():
+        name = macro_name(entry["instance"])
+        macros |= {f"SearchLongObjective{name}": _thousands(entry["objective"]),
+                   f"SearchLongBound{name}": _thousands(entry["best_bound"]),
+                   f"SearchLongGap{name}": _pct(entry["gap"]),
+                   f"SearchLongNodes{name}": f"{entry['nodes'] / 1e6:.0f}"}
+    macros["SearchAfterBoundNote"] = _bound_note(pd.DataFrame(
+        [{"instance": entry["instance"]} | part(entry, "after")
+         for _, entry in open_after.iterrows()],
+        columns=["instance", "best_bound", "lower_bound", "prove_result", "prove_capacity"]))
+    macros["SearchLongBoundNote"] = _bound_note(long_runs)
+    return text, macros
 
 
 def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
@@ -1032,10 +1166,10 @@ def write_macros(macros: dict[str, str], path: Path) -> None:
 
 
 def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
-          runtimes_dir: Path | None = None) -> dict[str, str]:
+          runtimes_dir: Path | None = None, search_dir: Path | None = None) -> dict[str, str]:
     """Write tables, figures and macros into ``out_dir`` from the evaluation's ``run_dirs``,
-    the peers run ``peers_dir`` and the runtimes' rows in ``runtimes_dir`` (each optional);
-    return the macros."""
+    the peers run ``peers_dir``, the runtimes' rows in ``runtimes_dir`` and the search's
+    before/after rows in ``search_dir`` (each optional); return the macros."""
     from optplan.analysis import runtimes
 
     out_dir = Path(out_dir)
@@ -1069,6 +1203,12 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                            & (results["repetition"].fillna(0) == 0)]),
                "ablation_search.tex": ablation_search_latex(search_ablation, minimalloc[
                    minimalloc["run"] != "paper_search_ablation"])}
+    if search_dir is not None:
+        before_after, long_runs = (read_jsonl(Path(search_dir) / name) if
+                                   (Path(search_dir) / name).is_file() else []
+                                   for name in SEARCH_FILES)
+        writers["search.tex"] = search_latex(search_table(before_after),
+                                             search_runs_table(long_runs))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found
@@ -1128,6 +1268,9 @@ def main(argv=None) -> int:
     parser.add_argument("--runtimes", type=Path, default=root / RUNTIMES_RUN,
                         help="the folder holding runtimes.jsonl (default: %(default)s, when "
                              "present)")
+    parser.add_argument("--search", type=Path, default=root / SEARCH_RUN,
+                        help="the folder holding the search's before/after rows (default: "
+                             "%(default)s, when present)")
     parser.add_argument("--out", type=Path, default=PAPER / "generated")
     args = parser.parse_args(argv)
     run_dirs = args.results or run_directories(root)
@@ -1136,9 +1279,12 @@ def main(argv=None) -> int:
         return 1
     peers = args.peers if (args.peers / "results.jsonl").is_file() else None
     runtimes = args.runtimes if (args.runtimes / "runtimes.jsonl").is_file() else None
-    macros = build(run_dirs, args.out, peers_dir=peers, runtimes_dir=runtimes)
+    search = args.search if (args.search / SEARCH_FILES[0]).is_file() else None
+    macros = build(run_dirs, args.out, peers_dir=peers, runtimes_dir=runtimes,
+                   search_dir=search)
     print(f"wrote {args.out} ({len(macros)} macros from {len(run_dirs)} run directories"
-          + (", the peers" if peers else "") + (", the runtimes" if runtimes else "") + ")")
+          + (", the peers" if peers else "") + (", the runtimes" if runtimes else "")
+          + (", the search's before/after" if search else "") + ")")
     return 0
 
 

@@ -12,8 +12,9 @@ from optplan.analysis.names import (instance_title, is_paper_network, method_lab
 from optplan.analysis.report import hard_instances
 from optplan.analysis.tables import (bold_best, drop_duplicates, duplicate_instances,
                                      inplace_table, latex_table, order_table, percent_cell,
-                                     render_latex, render_markdown, seconds_cell,
-                                     strategy_table, summary_table)
+                                     render_latex, render_markdown, search_runs_table,
+                                     search_table, seconds_cell, strategy_table,
+                                     summary_table)
 
 
 def row(instance, method, objective, *, kind="heuristic", status="FEASIBLE", best_bound=None,
@@ -300,3 +301,45 @@ def test_order_table_compares_the_free_order_with_the_fixed_order_optimum():
     assert not unproven["free_proven"] and unproven["free_bound"] == 76
     assert unproven["gap"] == pytest.approx(95 / 76 - 1) and unproven["saving"] == 0
     assert unproven["seconds"] == 300.0   # no proof: the longest exact run
+
+
+def search_row(status, objective, bound, *, engine, workers, prove_result, nodes=100):
+    return {"status": status, "objective": objective, "lower_bound": 90, "best_bound": bound,
+            "gap": objective / bound - 1, "wall_time_s": 1.5, "nodes": nodes, "valid": True,
+            "engine": engine, "workers": workers,
+            "probes": [{"capacity": 90, "result": prove_result, "loop": "prove"},
+                       {"capacity": 99, "result": "feasible", "loop": "improve"}]}
+
+
+def test_search_table_reads_both_runs_and_the_speed_up():
+    """``bench/search.py``'s rows: ``Z`` proven before and after (its probes finished),
+    ``Y`` open after a prove probe that ran out of time (its rate probe too); sorted."""
+    rows = [
+        {"instance": "Z", "tensors": 3,
+         "before": search_row("OPTIMAL", 90, 90, engine="python", workers=1,
+                              prove_result="feasible"),
+         "after": search_row("OPTIMAL", 90, 90, engine="compiled", workers=2,
+                             prove_result="feasible", nodes=300),
+         "rates": {"python": {"nodes_per_second": 10.0, "seconds": 2.0, "finished": True},
+                   "compiled": {"nodes_per_second": 500.0, "seconds": 0.04, "finished": True}}},
+        {"instance": "Y", "tensors": 4,
+         "before": search_row("FEASIBLE", 120, 90, engine="python", workers=1,
+                              prove_result="timeout"),
+         "after": search_row("FEASIBLE", 110, 90, engine="compiled", workers=2,
+                             prove_result="timeout"),
+         "rates": {"python": {"nodes_per_second": 4.0, "seconds": 10.0, "finished": False},
+                   "compiled": {"nodes_per_second": 300.0, "seconds": 10.0,
+                                "finished": False}}}]
+    table = search_table(rows).set_index("instance")
+    assert list(table.index) == ["Y", "Z"]
+    proven, unproven = table.loc["Z"], table.loc["Y"]
+    assert (proven["before_status"], proven["after_nodes"], proven["after_workers"]) == (
+        "OPTIMAL", 300, 2)
+    assert proven["speedup"] == pytest.approx(50) and proven["rate_finished"]
+    assert (unproven["after_objective"], unproven["after_best_bound"]) == (110, 90)
+    assert unproven["after_gap"] == pytest.approx(110 / 90 - 1)
+    assert (unproven["after_prove_capacity"], unproven["after_prove_result"]) == (90, "timeout")
+    assert unproven["speedup"] == pytest.approx(75) and not unproven["rate_finished"]
+    long_runs = search_runs_table([{"instance": "Y"} | search_row(
+        "FEASIBLE", 105, 90, engine="compiled", workers=2, prove_result="timeout")])
+    assert long_runs.loc[0, "objective"] == 105 and long_runs.loc[0, "prove_result"] == "timeout"

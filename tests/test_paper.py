@@ -203,3 +203,52 @@ def test_pdf_builds_clean(generated, tmp_path):
     fonts = subprocess.run(["pdffonts", "main.pdf"], cwd=work, capture_output=True, text=True,
                            check=True).stdout
     assert "Type 3" not in fonts
+
+
+def test_the_search_table_is_the_committed_before_and_after(generated):
+    """tab:search holds one row per line of ``bench/search.py``'s committed rows (the 11
+    instances of MiniMalloc's suite), each run's status, arena, best bound and nodes as the
+    file has them and the speed-up of its rates, then the long runs; the macros the text
+    cites are the file's figures."""
+    folder = PAPER / "results" / "search"
+
+    def lines(name):
+        rows = [json.loads(line) for line in (folder / name).read_text().splitlines() if line]
+        return sorted(rows, key=lambda row: row["instance"])
+
+    suite, long_runs = lines("minimalloc_before_after.jsonl"), lines("long_runs.jsonl")
+    text = (generated / "tables" / "search.tex").read_text()
+    rows = [[cell.strip() for cell in line.removesuffix(r" \\").split("&")]
+            for line in text.split(r"\midrule", 1)[1].splitlines()
+            if re.match(r"[A-K] &", line)]
+    assert len(suite) == 11 and len(rows) == len(suite) + len(long_runs)
+
+    def number(cell: str) -> int:
+        return int(cell.replace(r"\,", ""))
+
+    def same_run(cells, run):
+        status, arena, bound, _, nodes = cells
+        assert status == {"OPTIMAL": "opt.", "FEASIBLE": "feas."}[run["status"]]
+        assert (number(arena), number(bound), number(nodes)) == (
+            run["objective"], run["best_bound"], run["nodes"])
+
+    speedups = []
+    for line, cells in zip(suite, rows):
+        assert cells[0] == line["instance"]
+        same_run(cells[1:6], line["before"])
+        same_run(cells[6:11], line["after"])
+        rates = line["rates"]
+        speedups.append(rates["compiled"]["nodes_per_second"] / rates["python"]["nodes_per_second"])
+        assert cells[11].startswith(f"{speedups[-1]:.0f}" + r"$\times$")
+    for line, cells in zip(long_runs, rows[len(suite):]):
+        assert cells[0] == line["instance"] and cells[1:6] == [""] * 5
+        same_run(cells[6:11], line)
+    macros = _defined_macros(generated / "macros.tex")
+    median = sorted(speedups)[len(speedups) // 2]
+    assert macros["SearchSpeedupMedian"] == f"{median:.0f}"
+    for run in ("before", "after"):
+        assert macros[f"SearchProven{run.capitalize()}"] == str(
+            sum(line[run]["status"] == "OPTIMAL" for line in suite))
+    for line in long_runs:
+        assert number(macros[f"SearchLongObjective{line['instance']}"]) == line["objective"]
+        assert number(macros[f"SearchLongBound{line['instance']}"]) == line["best_bound"]

@@ -10,8 +10,8 @@ import pandas as pd
 from optplan.errors import InputError
 from optplan.problems import canonical_name
 
-__all__ = ["load_results", "optimum_table", "instance_for_key", "solution_path", "suite_of",
-           "SUITES"]
+__all__ = ["load_results", "read_jsonl", "optimum_table", "instance_for_key", "solution_path",
+           "suite_of", "SUITES"]
 
 _NESTED = ("violations", "params", "trajectory", "info")
 _EXACT_STATUSES = ("OPTIMAL",)
@@ -88,6 +88,12 @@ def load_results(run_dirs) -> pd.DataFrame:
     table["suite"] = (table["instance_key"].map(suite_of) if "instance_key" in table
                       else "other")
     return table
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The objects of a JSON-lines file, one per non-empty line (the benchmarks' outputs,
+    e.g. ``paper/results/search/*.jsonl``, rather than a run directory's rows)."""
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
 def optimum_table(results: pd.DataFrame) -> pd.DataFrame:

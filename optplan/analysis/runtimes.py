@@ -14,11 +14,11 @@ writes all three::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from optplan.analysis.load import read_jsonl
 from optplan.analysis.names import FAMILY_NAMES
 
 __all__ = ["RUNTIME_NAMES", "load_runtime_results", "runtimes_table", "unsupported",
@@ -31,9 +31,7 @@ _MIB = float(1 << 20)
 
 def load_runtime_results(directory: str | Path) -> pd.DataFrame:
     """The rows of ``directory/runtimes.jsonl`` (one per network and runtime)."""
-    path = Path(directory) / RESULTS_FILE
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    results = pd.DataFrame(rows)
+    results = pd.DataFrame(read_jsonl(Path(directory) / RESULTS_FILE))
     if "error" not in results:
         results["error"] = None
     return results

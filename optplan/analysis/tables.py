@@ -8,6 +8,9 @@ value that looks like an optimum. Rows may be grouped in titled blocks and relab
 
 :func:`preload_table` is the preload counterpart: per network and budget, each method's
 latency next to the proven optimum (or the best bound, marked likewise).
+
+:func:`search_table` and :func:`search_runs_table` read ``bench/search.py``'s rows: the
+offsets search on MiniMalloc's suite before and after its compiled core, and long runs.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from optplan.analysis.names import latex_escape
 __all__ = ["order_table", "strategy_table", "render_markdown", "render_latex", "preload_table",
            "render_preload_markdown", "UNITS", "UNPROVEN_NOTE", "planning_problem_key",
            "duplicate_instances", "drop_duplicates", "summary_table", "render_summary_markdown",
-           "exact_table",
+           "exact_table", "SEARCH_RUNS", "search_table", "search_runs_table",
            "inplace_table", "latex_table", "bold_best", "percent_cell", "seconds_cell",
            "mib_cell"]
 
@@ -457,6 +460,59 @@ def order_table(results: pd.DataFrame) -> pd.DataFrame:
         "instance", "fixed_heuristic", "fixed", "fixed_proven", "engine_peak",
         "least_peak", "peak_bound", "peak_proven", "free", "free_proven", "free_bound", "gap", "seconds",
         "saving", "peak_saving"])
+
+
+SEARCH_RUNS = ("before", "after")
+"""The runs of each ``bench/search.py`` row: the search on its Python engine (one worker),
+then on the compiled engine (two workers)."""
+
+
+def _search_run(result: dict) -> dict:
+    """One ``search`` result row's figures: status, objective, lower bound (max breadth),
+    best bound, gap, wall time, nodes, validity, workers, engine, and the last probe of its
+    *prove* loop (``prove_capacity``, ``prove_result``: how far the upward refutation got,
+    and how that probe ended)."""
+    prove = [p for p in result.get("probes") or () if p.get("loop") == "prove"]
+    return {"status": result.get("status"), "objective": result.get("objective"),
+            "lower_bound": result.get("lower_bound"), "best_bound": result.get("best_bound"),
+            "gap": result.get("gap"), "seconds": result.get("wall_time_s"),
+            "nodes": result.get("nodes"), "valid": result.get("valid"),
+            "workers": result.get("workers"), "engine": result.get("engine"),
+            "prove_capacity": prove[-1]["capacity"] if prove else None,
+            "prove_result": prove[-1]["result"] if prove else None}
+
+
+def search_runs_table(rows) -> pd.DataFrame:
+    """One row per ``search`` result row of ``rows`` (dicts, e.g. the JSON lines of
+    ``paper/results/search/long_runs.jsonl``): its ``instance`` and the figures of
+    :func:`_search_run`, sorted by instance."""
+    frame = pd.DataFrame([{"instance": row["instance"]} | _search_run(row) for row in rows])
+    return frame.sort_values("instance").reset_index(drop=True) if len(frame) else frame
+
+
+def search_table(rows) -> pd.DataFrame:
+    """Per instance of ``bench/search.py --jsonl``'s rows (dicts): the figures of
+    :func:`_search_run` for each of :data:`SEARCH_RUNS` (columns ``before_status``, ...,
+    ``after_nodes``), and both engines' nodes per second on the same probe (``rates``:
+    ``python_rate``, ``compiled_rate``, ``speedup`` = compiled / python; ``rate_finished``:
+    both probes ran to their end rather than to the probe's time limit). Sorted by instance."""
+    records = []
+    for row in rows:
+        entry = {"instance": row["instance"], "tensors": row.get("tensors")}
+        for run in SEARCH_RUNS:
+            entry |= {f"{run}_{key}": value
+                      for key, value in _search_run(row.get(run) or {}).items()}
+        rates = row.get("rates") or {}
+        python, compiled = rates.get("python") or {}, rates.get("compiled") or {}
+        entry["python_rate"] = python.get("nodes_per_second")
+        entry["compiled_rate"] = compiled.get("nodes_per_second")
+        entry["speedup"] = (entry["compiled_rate"] / entry["python_rate"]
+                            if entry["python_rate"] and entry["compiled_rate"] else None)
+        entry["rate_seconds"] = max(python.get("seconds") or 0, compiled.get("seconds") or 0)
+        entry["rate_finished"] = bool(python.get("finished") and compiled.get("finished"))
+        records.append(entry)
+    frame = pd.DataFrame(records)
+    return frame.sort_values("instance").reset_index(drop=True) if len(frame) else frame
 
 
 def bold_best(values, *, larger: bool = False) -> set[int]:
