@@ -36,6 +36,9 @@ def add_parser(subparsers) -> None:
                         help="let declared in-place pairs share memory")
     parser.add_argument("--budget", type=positive_int, metavar="BYTES",
                         help="preload: the memory budget (default: the instance's, else none)")
+    parser.add_argument("--slicing", action="store_true",
+                        help="preload, exact methods (cpsat, milp_highs): choose every layer's "
+                             "slicing and kernel too (FlexNN's layer slicing)")
     add_solver_flags(parser)
     add_exact_options(parser)
     add_progress_flag(parser)
@@ -53,6 +56,11 @@ def run(args) -> int:
         check_output_file(args.output, "--output")
     load, options = instance_options(spec, alignment=args.alignment, budget=args.budget)
     params = method_parameters(args) | options
+    if args.slicing:
+        if spec.name != "preload":
+            raise InputError("layer slicing applies to --problem preload only",
+                             field="--slicing")
+        params["slicing"] = True
     instance = spec.load_instance(args.path, **load)
     if "budget" in spec.options:
         _check_budget(instance, args)

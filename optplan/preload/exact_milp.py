@@ -42,10 +42,9 @@ from optplan.preload.formulation import (compacted_offsets, horizon, preload_opt
                                          trivial_outcome)
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_decisions, plan_peak, validate_plan
-from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 
-__all__ = ["build_milp", "milp_preload", "milp_minimum_budget"]
+__all__ = ["build_milp", "milp_preload", "milp_minimum_budget", "solve_milp"]
 
 SOLVER = "milp_highs"
 DEFAULT_WORKERS = 1
@@ -264,6 +263,18 @@ def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     if run.meets_bound():
         return run.finished("the warm start meets the latency bound")
     milp = build_milp(instance, budget=instance.budget, hint=run.solution)
+
+    def valid_plan(solved):
+        found = _extract(instance, solved)
+        return None if validate_plan(instance, found) else found
+
+    return solve_milp(run, milp, solver_params, valid_plan)
+
+
+def solve_milp(run: ExactRun, milp, solver_params: dict, extract) -> SolverOutcome:
+    """Solve a built preload MILP (``problem``, ``start``, ``trusted``) with HiGHS in what
+    is left of ``run``'s budget and return the outcome: ``extract(milp)`` (a valid plan or
+    ``None``) is offered; HiGHS's infeasibility and bound count when ``milp.trusted``."""
     run.info["proofs_trusted"] = milp.trusted
     if run.out_of_time():
         return run.outcome()
@@ -273,9 +284,7 @@ def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     if answer.infeasible and milp.trusted:
         return run.outcome(infeasible=True)
     if answer.has_solution:
-        found = _extract(instance, milp)
-        if not validate_plan(instance, found):
-            run.offer(found)
+        run.offer(extract(milp))
     if milp.trusted:
         run.raise_bound(proven_bound(answer.bound))
     return run.outcome()
@@ -315,15 +324,3 @@ def milp_minimum_budget(instance: PreloadInstance, *, latency_target: int | None
     proven = peak <= bound
     return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
                          peak if proven else bound, plan, info)
-
-
-@register("milp_highs", "preload", kind="exact", input="records",
-          reference="FlexNN (Li et al., MobiCom'24) preload-aware planning; big-M "
-                    "disjunctions, HiGHS via PuLP")
-def milp_highs(instance: PreloadInstance, *, time_limit: float | None = None,
-               workers: int | None = None, seed: int | None = None, warm_start=True,
-               initial_solution: PreloadPlan | None = None, **solver_params) -> SolverOutcome:
-    """Exact minimum latency at the instance's budget (see :func:`milp_preload`)."""
-    return milp_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
-                        warm_start=warm_start, initial_solution=initial_solution,
-                        **solver_params)
