@@ -1,7 +1,8 @@
 """The method registry: names → functions and the problems they solve (networkx style).
 
 Methods are plain module-level functions that register themselves with :func:`register`.
-Every module below ``optplan.heuristics`` and ``optplan.exact``, :mod:`optplan.bounds`, and
+Every module below ``optplan.heuristics``, ``optplan.exact`` and ``optplan.peers`` (wrappers
+of optional third-party planners, not built-in), :mod:`optplan.bounds`, and
 every module of the packages a problem spec lists (``ProblemSpec.packages``) is imported on
 first use, so a new method (or a new problem's methods) needs no edit here.
 
@@ -33,7 +34,8 @@ INPUTS = ("records", "graph")
 EXACT_CONTRACT = ("time_limit", "workers", "seed", "warm_start", "initial_solution")
 """The keyword parameters of every exact method, followed by ``**solver_params`` (passed
 straight to the solver)."""
-_PACKAGES = ("optplan.heuristics", "optplan.exact")
+_PACKAGES = ("optplan.heuristics", "optplan.exact", "optplan.peers")
+_PEERS = "optplan.peers."  # wrappers of optional third-party planners: not built-in
 _MODULES = ("optplan.bounds",)
 
 
@@ -52,9 +54,11 @@ class MethodInfo:
 
     @property
     def builtin(self) -> bool:
-        """Registered by optplan itself (not by a plugin or a test). Warm starts and portfolio
-        runs use built-in methods only, so their results do not depend on loaded plugins."""
+        """Registered by optplan itself (not by a plugin, a test or a peer wrapper). Warm
+        starts and portfolio runs use built-in methods only, so their results do not depend
+        on loaded plugins or installed peers."""
         return all(func.__module__.startswith("optplan.")
+                   and not func.__module__.startswith(_PEERS)
                    for func in self.implementations.values())
 
     @property

@@ -4,23 +4,25 @@ Usage::
 
     python paper/build.py [--results DIR ...] [--out paper/generated]
 
-Reads the run directories under ``paper/results/`` (every folder holding a ``results.jsonl``:
-``default``, ``paper``, ``minimalloc``, ``preload``) and writes
+Reads the run directories of optplan's own evaluation under ``paper/results/``
+(:data:`EVALUATION_RUNS`; paper/README.md names the config behind each), the peers run
+(:data:`PEERS_RUN`, read apart: other systems' allocators never enter optplan's heuristic
+aggregates) and the runtimes' rows (:data:`RUNTIMES_RUN`), and writes
 
-* ``generated/tables/`` and ``generated/figures/`` through
-  :func:`optplan.analysis.report.make_report` over all of them: the full tables, the layout and
-  gap figures, solve time vs size (every suite, MiniMalloc's marked), anytime curves on the
-  hard instances (:func:`optplan.analysis.report.hard_instances`) and the preload
-  latency/budget figure (from the preload run's rows);
-* ``generated/tables/paper_table{1,2}.tex`` — the paper's Tables 1 and 2: one row per network
-  (``data/networks``, plain problems), Pisarchyk & Lee's six networks first, then the others;
-* ``generated/tables/hashes.tex`` — the appendix: every instance's content SHA-256
-  (:func:`optplan.instances.content_hash`; preload instances: their canonical JSON;
-  MiniMalloc's CSVs when the shared folder is present),
-* ``generated/macros.tex`` — every number the prose of ``main.tex`` states, as a LaTeX macro, so
-  the text cannot drift from the data.
+* ``generated/figures/``: the report's figures (:func:`optplan.analysis.report.make_report`)
+  over the networks, the MiniMalloc suite and the preload sweep: layout, performance
+  profiles per problem, solve times, anytime curves on the hard instances, preload curves;
+* ``generated/tables/*.tex``: every table the paper inputs (booktabs, 8 pt, best in bold),
+  built from :mod:`optplan.analysis.tables` and, for the peers, from the per-instance and
+  per-method frames of :mod:`optplan.analysis.peers`;
+* ``generated/macros.tex``: every number the prose states, as a LaTeX macro, so that the
+  text cannot drift from the data; ``generated/runtimes_macros.tex`` and
+  ``generated/tables/runtimes.tex`` from :func:`optplan.analysis.runtimes.write`.
 
-No solver runs here: only the committed rows are read.
+Networks whose planning problems are identical (the same records, pairs and alignment from
+two importers) are reported once (:func:`optplan.analysis.tables.duplicate_instances`); the
+real networks, the generated instances and MiniMalloc's suite are kept apart. No solver runs
+here: only the committed rows are read.
 """
 
 from __future__ import annotations
@@ -39,27 +41,72 @@ if str(REPO) not in sys.path:  # running as ``python paper/build.py`` from a fre
     sys.path.insert(0, str(REPO))
 
 from optplan.analysis.load import instance_for_key, load_results, optimum_table  # noqa: E402
-from optplan.analysis.names import instance_title, is_paper_network, network_label  # noqa: E402
+from optplan.analysis.names import (is_paper_network, latex_escape, method_label,  # noqa: E402
+                                    network_label, problem_label)
+from optplan.analysis.figures import gap_feature_figure  # noqa: E402
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
-from optplan.analysis.tables import preload_table, render_latex, strategy_table  # noqa: E402
+from optplan.analysis.style import save_figure  # noqa: E402
+from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
+                                     duplicate_instances, exact_table, inplace_table,
+                                     latex_table, mib_cell, percent_cell, preload_table,
+                                     seconds_cell, summary_table)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
-# The paper's Tables 1 and 2: the strategies of Pisarchyk & Lee 2020 (plus strip packing for
-# offsets) in their order; the report's full tables (every heuristic) stay in generated/tables.
-PAPER_METHODS = {
-    "shared-objects": ["naive", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
-                       "greedy_best", "min_cost_flow", "equality"],
-    "offsets": ["naive", "greedy_in_order", "greedy_by_breadth", "greedy_by_size", "greedy_best",
-                "strip_packing_best_fit"],
+PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
+               "blazeface")
+# Rows of the six-network table: Pisarchyk & Lee's strategies, then the best arena planners.
+SIX_METHODS = {
+    "shared-objects": ["naive", "equality", "greedy_in_order", "greedy_by_breadth",
+                       "greedy_by_size", "greedy_best", "min_cost_flow", "mxnet"],
+    "offsets": ["greedy_in_order", "greedy_by_breadth", "greedy_by_size", "greedy_best",
+                "strip_packing_best_fit", "tflite_arena", "xla_best_fit", "usmp_hill_climb",
+                "mxnet"],
 }
-PAPER_TABLES = {"shared-objects": ("paper_table1", "Shared objects (Table 1 of Pisarchyk & Lee "
-                                   "2020) with the proven optimum.", "tab:shared_objects"),
-                "offsets": ("paper_table2", "Offset calculation (Table 2 of Pisarchyk & Lee "
-                            "2020) with the proven optimum.", "tab:offsets")}
-COLUMN_HEADS = {"naive": "naive", "greedy_in_order": "greedy\nin order",
-                "greedy_by_breadth": "greedy by\nbreadth", "greedy_by_size": "greedy\nby size",
-                "greedy_best": "greedy\nbest", "min_cost_flow": "min-cost\nflow",
-                "equality": "equality", "strip_packing_best_fit": "strip packing\nbest fit"}
+# Families of the per-method summary, in this order.
+FAMILIES = [
+    ("TFLite GPU strategies (Pisarchyk \\& Lee)",
+     ["naive", "equality", "greedy_in_order", "greedy_by_breadth", "greedy_by_size",
+      "greedy_best", "min_cost_flow"]),
+    ("Arena planners", ["strip_packing_best_fit", "tflite_arena", "xla_best_fit",
+                        "usmp_greedy_by_size", "usmp_greedy_by_conflicts", "usmp_hill_climb",
+                        "nntrainer_basic", "nntrainer_v1", "nntrainer_v3", "first_fit",
+                        "best_fit"]),
+    ("Graph simulation", ["mxnet"]),
+    ("Interference-graph colouring", ["coloring_largest_first", "coloring_smallest_last",
+                                      "coloring_saturation_largest_first",
+                                      "coloring_independent_set",
+                                      "coloring_connected_sequential_bfs",
+                                      "coloring_connected_sequential_dfs",
+                                      "coloring_random_sequential", "coloring_size_weighted"]),
+]
+GENERATOR_NAMES = {"random_dag": "random DAG", "chain_skip": "chain with skips",
+                   "transformer": "transformer-like", "minimalloc": "MiniMalloc-like"}
+SOLVER_SHORT = {"cpsat": "CP-SAT", "milp_highs": "HiGHS", "search": "search"}
+PREFERENCE = {m: i for i, m in enumerate(dict.fromkeys(
+    ["greedy_by_size", "greedy_by_breadth", "greedy_best", "tflite_arena", "xla_best_fit",
+     "strip_packing_best_fit", "usmp_hill_climb"] + [m for _, ms in FAMILIES for m in ms]))}
+"""Which of several equally good heuristics a table names: the widely deployed ones first."""
+PEER_FAMILIES = [
+    ("optplan's exact methods", ["search", "cpsat"]),
+    ("Exact peers", ["minimalloc", "omnimalloc_supermalloc"]),
+    ("OmniMalloc's searches", ["omnimalloc_telamalloc", "omnimalloc_simulated_annealing",
+                               "omnimalloc_tabu_search", "omnimalloc_hill_climb",
+                               "omnimalloc_genetic", "omnimalloc_random"]),
+    ("OmniMalloc's greedy allocators", [
+        "omnimalloc_omni", "omnimalloc_greedy_by_all", "omnimalloc_greedy_by_size",
+        "omnimalloc_greedy_by_area", "omnimalloc_greedy_by_conflict_size",
+        "omnimalloc_greedy_by_conflict", "omnimalloc_greedy_by_duration",
+        "omnimalloc_greedy_by_start", "omnimalloc_greedy", "omnimalloc_best_fit",
+        "omnimalloc_naive"]),
+]
+"""Rows of the peers table, by family (the methods of :data:`optplan.analysis.peers.PEER_METHODS`)."""
+PEER_EXACT = ("minimalloc", "omnimalloc_supermalloc")
+"""The peers that search for a proven optimum: their columns join the MiniMalloc table."""
+PEER_GROUPS = {"minimalloc": ("MiniMalloc suite", "Suite"), "networks": ("networks", "Networks"),
+               "training": ("training graphs", "Training")}
+"""The peers table's column groups (:data:`optplan.analysis.peers.GROUPS`): title, macro tag."""
+SEARCH_SWITCHES = ("canonical", "section_inference", "unplaced_floor", "dominance",
+                   "sibling_pruning", "dynamic_decomposition", "round_robin")
 _DIGITS = dict(zip("0123456789", ["Zero", "One", "Two", "Three", "Four", "Five", "Six",
                                   "Seven", "Eight", "Nine"]))
 
@@ -75,263 +122,927 @@ def macro_name(*parts: str) -> str:
     return "".join(words)
 
 
-def network_groups(names) -> list[tuple[str, list[str]]]:
-    """The tables' two blocks: Pisarchyk & Lee's six networks, then the others."""
-    names = sorted(names)
-    six = [n for n in names if is_paper_network(n)]
-    return [("Pisarchyk & Lee's six networks", six),
-            ("Other networks", [n for n in names if n not in six])]
+EVALUATION_RUNS = ("paper", "paper_inplace", "paper_generated", "minimalloc", "paper_ablation",
+                   "paper_search_ablation", "preload")
+"""The run directories of optplan's own evaluation (``make paper-runs`` re-makes them)."""
+PEERS_RUN = "peers"
+"""optplan's exact methods beside MiniMalloc and OmniMalloc's allocators (issue 19)."""
+RUNTIMES_RUN = "runtimes"
+"""``bench/runtimes.py``'s rows (``runtimes.jsonl``): plans measured inside the runtimes."""
 
 
-def network_rows(results: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the paper's tables: networks (``data/networks``), plain problems."""
-    return results[(results["suite"] == "networks") & ~results["inplace"]
-                   & results["problem"].isin(list(PROBLEMS))]
+def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
+    """The run directories ``names`` under ``results_root`` that exist (a folder with
+    ``results.jsonl``), in that order. Other folders there (the ``default`` run that
+    ``make run``'s experiment committed, the peers) are not part of the evaluation."""
+    return [results_root / name for name in names
+            if (results_root / name / "results.jsonl").is_file()]
 
 
-def run_directories(results_root: Path) -> list[Path]:
-    """Every committed run directory (a folder with ``results.jsonl``), sorted by name."""
-    return sorted(p.parent for p in results_root.glob("*/results.jsonl"))
+def _pct(value) -> str:
+    return "--" if value is None or pd.isna(value) else f"{100 * value:.1f}"
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.1f}"
+def _words(names) -> str:
+    """``A, B and C``."""
+    names = list(names)
+    return (", ".join(names[:-1]) + " and " + names[-1]) if len(names) > 1 else "".join(names)
 
 
-def problem_macros(results: pd.DataFrame, problem: str, inplace: bool = False
-                   ) -> dict[str, str]:
-    """Per problem: instance counts, proven optima, per-heuristic hits and gaps, bound tightness
-    (in-place variant: the ``IP`` macros, e.g. ``NumProvenSOIP``)."""
-    tag = PROBLEMS[problem] + ("IP" if inplace else "")
-    table = strategy_table(results, problem, inplace=inplace)
-    methods = table.attrs["methods"]
-    proven = table[table["proven"]]
-    macros = {f"NumInstances{tag}": str(len(table)), f"NumProven{tag}": str(len(proven))}
-    at_bound = (proven["optimum"].astype(float) == proven["lower_bound"].astype(float))
-    macros[f"NumOptimumAtBound{tag}"] = str(int(at_bound.sum()))
-    slack = (proven["optimum"].astype(float) / proven["lower_bound"].astype(float) - 1)
-    macros[f"MaxBoundSlack{tag}"] = _percent(slack.max()) if len(slack) else "--"
-    best_mean, best_method = None, None
-    for method in methods:
-        gaps = pd.to_numeric(proven[f"gap:{method}"], errors="coerce").dropna()
-        name = macro_name(method)
-        macros[f"NumOptimal{name}{tag}"] = str(int((gaps <= 0).sum()))
-        macros[f"NumRun{name}{tag}"] = str(len(gaps))
-        macros[f"MaxGap{name}{tag}"] = _percent(gaps.max()) if len(gaps) else "--"
-        macros[f"MeanGap{name}{tag}"] = _percent(gaps.mean()) if len(gaps) else "--"
-        complete = len(gaps) == len(proven) and len(gaps) > 0
-        if complete and (best_mean is None or gaps.mean() < best_mean):
-            best_mean, best_method = gaps.mean(), method
-    if best_method is not None:
-        macros[f"BestHeuristic{tag}"] = best_method.replace("_", r"\_")
-        macros[f"BestHeuristicMeanGap{tag}"] = _percent(best_mean)
-    # The instance where the best heuristic of the table falls furthest from the optimum.
-    if best_method is not None:
-        gaps = pd.to_numeric(proven[f"gap:{best_method}"], errors="coerce")
-        worst = proven.loc[gaps.idxmax()]
-        macros[f"WorstInstanceBest{tag}"] = network_label(str(worst["instance"])).replace(
-            "_", r"\_")
-        macros[f"WorstGapBest{tag}"] = _percent(gaps.max())
-    # Heuristics optimal on every proven instance.
-    always = [m for m in methods
-              if len(proven) and (pd.to_numeric(proven[f"gap:{m}"], errors="coerce") <= 0).all()]
-    macros[f"NumAlwaysOptimal{tag}"] = str(len(always))
-    macros[f"NumHeuristics{tag}"] = str(len(methods))
-    return macros
+def _few(names, limit: int = 5) -> str:
+    """At most ``limit`` names, then how many more: ``A, B and 3 others``."""
+    names = list(names)
+    if len(names) <= limit:
+        return _words(names) or "none"
+    return ", ".join(names[:limit]) + f" and {len(names) - limit} others"
 
 
-def exact_macros(results: pd.DataFrame, tag: str = "") -> dict[str, str]:
-    """Solve times and statuses of the exact methods on the SO/OC problems (``tag`` suffixes
-    the names: ``NumRunsCpsatMiniMalloc``)."""
-    exact = results[(results["kind"] == "exact") & results["problem"].isin(list(PROBLEMS))]
+# --- The suites ------------------------------------------------------------------------------
+
+def plain(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[~rows["inplace"].astype(bool)]
+
+
+def suites(results: pd.DataFrame):
+    """(networks without duplicates, the duplicates, generated, MiniMalloc, preload rows)."""
+    planning = results[results["problem"].isin(list(PROBLEMS))]
+    networks = planning[planning["suite"] == "networks"]
+    duplicates = duplicate_instances(networks)
+    return (drop_duplicates(networks, duplicates), duplicates,
+            planning[planning["suite"] == "synthetic"],
+            planning[planning["suite"] == "minimalloc"],
+            results[results["problem"] == "preload"])
+
+
+# --- Tables -----------------------------------------------------------------------------------
+
+def six_networks_table(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
+    """Methods as rows, Pisarchyk & Lee's six networks as columns, gaps to the proven optimum
+    (both problems, plain); the optimum in MiB heads each block; best per column in bold."""
+    six = sorted({n for n in networks["instance"] if is_paper_network(n) and "_tflite_" in n},
+                 key=lambda n: next(i for i, f in enumerate(PAPER_ORDER) if n.startswith(f)))
+    header = ["method"] + [network_label(n, source=False).replace(" ", r"\\", 1) for n in six]
+    rows, bold, groups, macros = [], [], {}, {}
+    for problem, tag in PROBLEMS.items():
+        part = plain(networks[networks["problem"] == problem])
+        optima = optimum_table(part).set_index("instance")
+        objective = part[part["kind"] == "heuristic"].groupby(["method", "instance"])[
+            "objective"].median()
+        groups[len(rows)] = problem_label(problem) + " (gap to the optimum, \\%)"
+        rows.append(["optimum (MiB)"] + [mib_cell(optima.loc[n, "optimum"]) if n in optima.index
+                                         else "--" for n in six])
+        first = len(rows)
+        gaps_by_method = {}
+        for method in SIX_METHODS[problem]:
+            gaps = []
+            for name in six:
+                optimum = optima.loc[name, "optimum"] if name in optima.index else None
+                value = objective.get((method, name))
+                gaps.append(None if value is None or optimum is None or pd.isna(optimum)
+                            else value / optimum - 1)
+            gaps_by_method[method] = gaps
+            rows.append([method_label(method)] + [percent_cell(g) for g in gaps])
+        for column in range(len(six)):
+            for r in bold_best([gaps_by_method[m][column] for m in SIX_METHODS[problem]]):
+                bold.append((first + r, column + 1))
+        optimal = {m: sum(g is not None and g <= 0 for g in gaps_by_method[m])
+                   for m in SIX_METHODS[problem]}
+        macros[f"SixOptimalGreedyBySize{tag}"] = str(optimal["greedy_by_size"])
+    caption = ("Pisarchyk \\& Lee's six networks (TFLite, fused): each heuristic's gap to "
+               "the proven optimum in percent (0: optimal), best per network in bold.")
+    return latex_table(header, rows, caption=caption, label="tab:six", wide=True,
+                       align="l" + "r" * len(six), bold=bold, groups=groups), macros
+
+
+def summary_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
+    """The per-method summary over the real networks: both problems side by side."""
+    frames = {p: summary_table(networks, p).set_index("method") for p in PROBLEMS}
+    header = ["method"] + [c for _ in PROBLEMS for c in
+                           ("opt.", r"mean\\gap \%", r"max\\gap \%", r"median\\time")]
+    rows, groups, order = [], {}, []
+    for title, members in FAMILIES:
+        present = [m for m in members if any(m in f.index for f in frames.values())]
+        if present:
+            groups[len(order)] = title
+            order += present
+    for method in order:
+        cells = [method_label(method)]
+        for problem in PROBLEMS:
+            frame = frames[problem]
+            if method not in frame.index:
+                cells += ["", "", "", ""]
+                continue
+            entry = frame.loc[method]
+            cells += [f"{int(entry['optimal'])}/{int(entry['instances'])}",
+                      percent_cell(entry["mean_gap"]), percent_cell(entry["max_gap"]),
+                      seconds_cell(entry["median_time_s"])]
+        rows.append(cells)
+    bold = []
+    for offset, problem in enumerate(PROBLEMS):
+        frame = frames[problem].reindex(order)
+        base = 1 + 4 * offset
+        for column, key, larger in ((0, "optimal", True), (1, "mean_gap", False),
+                                    (2, "max_gap", False)):
+            bold += [(r, base + column) for r in bold_best(list(frame[key]), larger=larger)]
+    proven = {p: frames[p].attrs["proven"] for p in PROBLEMS}
+    caption = (f"Every heuristic on the distinct real networks with a proven optimum "
+               f"({proven['shared-objects']} for shared objects, {proven['offsets']} for "
+               "offsets): plans that are optimal, mean and largest gap to the optimum, median "
+               f"run time (each the median of {repetitions(networks)} run(s)). Best per column "
+               "in bold.")
     macros = {}
-    for method, rows in exact.groupby("method"):
-        name = macro_name(method) + tag
-        optimal = rows[rows["status"] == "OPTIMAL"]
-        macros[f"NumRuns{name}"] = str(len(rows))
-        macros[f"NumOptimalRuns{name}"] = str(len(optimal))
-        macros[f"MaxTime{name}"] = (f"{optimal['wall_time_s'].max():.1f}" if len(optimal)
-                                    else "--")
-    time_limits = sorted(set(pd.to_numeric(exact["time_limit"], errors="coerce").dropna()))
-    macros[f"TimeLimits{tag}"] = ", ".join(f"{t:g}" for t in time_limits) or "--"
-    return macros
+    for problem, tag in PROBLEMS.items():
+        frame = frames[problem]
+        complete = frame[frame["instances"] == frame.attrs["proven"]]
+        best = complete.iloc[0] if len(complete) else None
+        macros[f"NumHeuristics{tag}"] = str(len(frame))
+        macros[f"NumAlwaysOptimal{tag}"] = str(int((complete["optimal"]
+                                                     == complete["instances"]).sum()))
+        if best is not None:
+            macros[f"BestHeuristic{tag}"] = latex_escape(method_label(best.name))
+            macros[f"BestHeuristicMeanGap{tag}"] = _pct(best["mean_gap"])
+            macros[f"BestHeuristicMaxGap{tag}"] = _pct(best["max_gap"])
+            macros[f"BestHeuristicOptimal{tag}"] = str(int(best["optimal"]))
+        for method, entry in frame.iterrows():
+            name = macro_name(method)
+            macros[f"NumOptimal{name}{tag}"] = str(int(entry["optimal"]))
+            macros[f"MeanGap{name}{tag}"] = _pct(entry["mean_gap"])
+            macros[f"MaxGap{name}{tag}"] = _pct(entry["max_gap"])
+        slowest = frame["max_time_s"].idxmax() if frame["max_time_s"].notna().any() else None
+        if slowest is not None:
+            macros[f"SlowestHeuristic{tag}"] = latex_escape(method_label(slowest))
+            macros[f"SlowestHeuristicTime{tag}"] = f"{frame.loc[slowest, 'max_time_s']:.0f}"
+    spans = [("shared objects", 2, 5), ("offsets", 6, 9)]
+    timeouts = plain(networks[(networks["kind"] == "heuristic")
+                              & (networks["status"] == "TIMEOUT")
+                              & (networks["repetition"].fillna(0) == 0)])
+    notes = "; ".join(
+        f"{latex_escape(method_label(method))} was stopped by the watchdog on "
+        f"{_words(sorted({latex_escape(network_label(n)) for n in part['instance']}))} "
+        f"({_words(sorted({problem_label(p) for p in part['problem']}))})"
+        for method, part in timeouts.groupby("method"))
+    macros["NumHeuristicTimeouts"] = str(len(timeouts))
+    return latex_table(header, rows, caption=caption, label="tab:summary", wide=True,
+                       align="l" + "rrrr" * len(PROBLEMS), bold=bold, groups=groups,
+                       spans=spans, notes=(notes + ".") if notes else ""), macros
 
 
-_MINIMALLOC_MACROS = ("NumMiniMalloc", "NumProvenMiniMalloc", "NumOpenMiniMalloc",
-                      "OpenMiniMalloc", "MaxTimeProofMiniMalloc", "TimeLimitsMiniMalloc",
-                      "NumRunsSearchMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
-                      "NumRunsCpsatMiniMalloc", "NumOptimalRunsCpsatMiniMalloc")
-"""Defined (as --) without a MiniMalloc run, so that main.tex still builds."""
+def network_appendix(networks: pd.DataFrame, problem: str) -> str:
+    """One row per distinct network: size, bound, optimum, the fastest proof, the best
+    heuristic and how many heuristics are optimal."""
+    part = plain(networks[networks["problem"] == problem])
+    optima = optimum_table(part).set_index("instance")
+    heuristics = part[(part["kind"] == "heuristic") & (part["valid"] == True)]  # noqa: E712
+    objective = heuristics.groupby(["instance", "method"])["objective"].median()
+    exact = part[(part["kind"] == "exact") & (part["status"] == "OPTIMAL")]
+    proof = exact.groupby(["instance", "method"])["wall_time_s"].median()
+    rows = []
+    order = sorted(optima.index, key=lambda n: (not is_paper_network(n), network_label(n)))
+    for name in order:
+        entry = optima.loc[name]
+        values = objective.xs(name) if name in objective.index.get_level_values(0) else None
+        proven = not pd.isna(entry["optimum"])
+        reference = entry["optimum"] if proven else entry["best_bound"]
+        best_method = (min(values.index, key=lambda m: (values[m], PREFERENCE.get(m, 99), m))
+                       if values is not None else None)
+        fastest = proof.xs(name) if name in proof.index.get_level_values(0) else None
+        optimal = int((values <= reference).sum()) if values is not None and proven else None
+        rows.append([
+            latex_escape(network_label(name)), str(int(entry["num_tensors"])),
+            mib_cell(entry["lower_bound"]),
+            mib_cell(entry["optimum"]) if proven else f"$\\geq${mib_cell(reference)}$^\\dagger$",
+            "--" if fastest is None else
+            f"{seconds_cell(fastest.min())} ({SOLVER_SHORT.get(fastest.idxmin(), '?')})",
+            "--" if best_method is None else latex_escape(method_label(best_method)),
+            "--" if best_method is None else
+            percent_cell(values.min() / reference - 1),
+            "--" if optimal is None else f"{optimal}/{len(values)}"])
+    header = ["network", "tensors", r"lower\\bound", "optimum",
+              rf"fastest proof\\(median of {repetitions(part)})",
+              r"best\\heuristic", r"its gap\\\%", r"heuristics\\optimal"]
+    label = f"tab:networks-{PROBLEMS[problem].lower()}"
+    what = problem_label(problem).capitalize()
+    notes = "Sizes in MiB." + (" $^\\dagger$: no optimum proven within the time limit; the "
+                               "best proven lower bound is shown."
+                               if optima["optimum"].isna().any() else "")
+    return latex_table(header, rows, caption=f"{what} on every distinct real network.",
+                       label=label, wide=True, align="lrrrlllr", notes=notes,
+                       size=r"\small", placement="p")
 
 
-def minimalloc_macros(results: pd.DataFrame) -> dict[str, str]:
-    """MiniMalloc's challenging suite: instances, proven by any exact method, the open ones,
-    the slowest proof (and the per-method counts of :func:`exact_macros`)."""
-    rows = results[(results["suite"] == "minimalloc") & (results["problem"] == "offsets")]
+def inplace_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
+    """Per distinct network: plain optimum, in-place bound and optimum, saving, MXNet."""
+    header, rows, macros = (["network"] + [c for _ in PROBLEMS for c in (
+        r"plain\\optimum", r"in-place\\bound", r"in-place\\optimum", r"saving\\\%",
+        r"MXNet\\gap \%")]), [], {}
+    frames = {p: inplace_table(networks, p).set_index("instance") for p in PROBLEMS}
+    names = sorted(set().union(*[f.index for f in frames.values()]),
+                   key=lambda n: (not is_paper_network(n), network_label(n)))
+    for name in names:
+        cells = [latex_escape(network_label(name))]
+        for problem in PROBLEMS:
+            frame = frames[problem]
+            if name not in frame.index:
+                cells += ["--"] * 5
+                continue
+            entry = frame.loc[name]
+            cells += [mib_cell(entry["plain_optimum"]), mib_cell(entry["lower_bound"]),
+                      mib_cell(entry["optimum"]) if not pd.isna(entry["optimum"])
+                      else f"$\\geq${mib_cell(entry['best_bound'])}$^\\dagger$",
+                      percent_cell(entry["saving"]), percent_cell(entry["gap:mxnet"])]
+        rows.append(cells)
+    for problem, tag in PROBLEMS.items():
+        frame = frames[problem]
+        proven = frame[frame["optimum"].notna()]
+        saving = pd.to_numeric(proven["saving"], errors="coerce").dropna()
+        mxnet = pd.to_numeric(proven["gap:mxnet"], errors="coerce").dropna()
+        at_bound = (proven["optimum"] == proven["lower_bound"]).sum() if len(proven) else 0
+        macros |= {f"NumInstances{tag}IP": str(len(frame)), f"NumProven{tag}IP": str(len(proven)),
+                   f"NumOptimumAtBound{tag}IP": str(int(at_bound)),
+                   f"MeanSaving{tag}IP": _pct(saving.mean() if len(saving) else None),
+                   f"MaxSaving{tag}IP": _pct(saving.max() if len(saving) else None),
+                   f"MaxSavingNetwork{tag}IP": latex_escape(network_label(saving.idxmax()))
+                   if len(saving) else "--",
+                   f"NumSaving{tag}IP": str(int((saving > 0).sum())),
+                   f"MxnetMeanGap{tag}IP": _pct(mxnet.mean() if len(mxnet) else None),
+                   f"MxnetOptimal{tag}IP": str(int((mxnet <= 0).sum()))}
+    caption = ("In-place pairs (SO-IP, OC-IP) on every distinct real network: the plain "
+               "optimum, the in-place lower bound and optimum (MiB), what the pairs save, and "
+               "MXNet's in-place reuse against the in-place optimum.")
+    unproven = any(frame["optimum"].isna().any() for frame in frames.values())
+    return latex_table(header, rows, caption=caption, label="tab:inplace", wide=True,
+                       align="l" + "rrrrr" * 2, placement="p",
+                       spans=[("shared objects", 2, 6), ("offsets", 7, 11)],
+                       notes="$^\\dagger$: best proven bound, optimum not proven." if unproven
+                       else ""), macros
+
+
+def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
+                     ) -> tuple[str, dict[str, str]]:
+    """MiniMalloc's challenging suite, one row per instance: the capacity its benchmark
+    asks for, the max-breadth bound, the best heuristic, each exact method of optplan and,
+    from the peers run (``peers``), each exact peer (:data:`PEER_EXACT`). The optima, the
+    best heuristic and the macros come from optplan's own rows."""
     if rows.empty:
-        return {name: "--" for name in _MINIMALLOC_MACROS}
-    optima = optimum_table(rows)
+        return "", {name: "--" for name in (
+            "NumMiniMalloc", "NumProvenMiniMalloc", "NumOpenMiniMalloc", "OpenMiniMalloc",
+            "NumBelowCapacityMiniMalloc", "NumAtCapacityMiniMalloc", "MaxTimeProofMiniMalloc",
+            "TimeLimitsMiniMalloc", "MaxOpenGapMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
+            "NumOptimalRunsCpsatMiniMalloc")}
+    rows = plain(rows)
+    peers = plain(peers) if peers is not None and len(peers) else rows.iloc[:0]
+    optima = optimum_table(rows).set_index("instance")
+    heuristics = rows[(rows["kind"] == "heuristic") & (rows["valid"] == True)]  # noqa: E712
+    exact_methods = [m for m in ("cpsat", "search") if (rows["method"] == m).any()]
+    peer_methods = [m for m in PEER_EXACT if (peers["method"] == m).any()]
+    columns = [(m, rows) for m in exact_methods] + [(m, peers) for m in peer_methods]
+    header = ["instance", "buffers", r"capacity\\(benchmark)", r"lower\\bound",
+              r"best\\heuristic"] + [c for m, _ in columns
+                                     for c in (method_label(m), r"time\\(s)")]
+    table_rows, bold, best_heuristic = [], [], {}
+    for r, name in enumerate(sorted(optima.index)):
+        entry = optima.loc[name]
+        key = rows.loc[rows["instance"] == name, "instance_key"].iloc[0]
+        capacity = re.search(r"\.(\d+)\.csv$", str(key))
+        values = heuristics[heuristics["instance"] == name].groupby("method")["objective"].min()
+        if len(values):
+            best_heuristic.setdefault(min(values.index, key=lambda m: (
+                values[m], PREFERENCE.get(m, 99), m)), []).append(name)
+        cells = [name, str(int(entry["num_tensors"])),
+                 capacity.group(1) if capacity else "--", str(int(entry["lower_bound"])),
+                 str(int(values.min())) if len(values) else "--"]
+        objectives = []
+        for method, source in columns:
+            run = source[(source["instance"] == name) & (source["method"] == method)]
+            if run.empty:
+                cells += ["--", "--"]
+                objectives.append(None)
+                continue
+            run = run.iloc[0]
+            proven = run["status"] == "OPTIMAL"
+            objective = None if pd.isna(run["objective"]) else int(run["objective"])
+            objectives.append(objective)
+            cells += [("--" if objective is None else str(objective)) + ("" if proven else "*"),
+                      f"{run['wall_time_s']:.1f}"]
+        for i in bold_best(objectives):
+            bold.append((r, 5 + 2 * i))
+        table_rows.append(cells)
     proven = optima[optima["optimum"].notna()]
-    attempted = set(rows.loc[rows["kind"] == "exact", "instance"])
-    open_names = sorted(attempted - set(proven["instance"]))
+    open_names = sorted(set(optima.index) - set(proven.index))
     exact = rows[(rows["kind"] == "exact") & (rows["status"] == "OPTIMAL")]
-    fastest = exact.groupby("instance")["wall_time_s"].min()
+    capacities = {name: int(m.group(1)) for name, key in zip(rows["instance"], rows["instance_key"])
+                  if (m := re.search(r"\.(\d+)\.csv$", str(key)))}
+    below = sum(proven.loc[n, "optimum"] < capacities[n] for n in proven.index if n in capacities)
+    at = sum(proven.loc[n, "optimum"] == capacities[n] for n in proven.index if n in capacities)
     macros = {"NumMiniMalloc": str(len(optima)), "NumProvenMiniMalloc": str(len(proven)),
               "NumOpenMiniMalloc": str(len(open_names)),
-              "OpenMiniMalloc": ", ".join(open_names) or "none",
-              "MaxTimeProofMiniMalloc": f"{fastest.max():.1f}" if len(fastest) else "--"}
-    return macros | exact_macros(rows, "MiniMalloc")
+              "OpenMiniMalloc": _words(open_names) or "none",
+              "NumBelowCapacityMiniMalloc": str(int(below)),
+              "NumAtCapacityMiniMalloc": str(int(at)),
+              "MaxTimeProofMiniMalloc": f"{exact.groupby('instance')['wall_time_s'].min().max():.1f}"
+              if len(exact) else "--",
+              "TimeLimitsMiniMalloc": ", ".join(f"{t:g}" for t in sorted(set(pd.to_numeric(
+                  rows.loc[rows['kind'] == 'exact', 'time_limit'], errors='coerce').dropna())))}
+    for method, source in columns:
+        part = source[source["method"] == method]
+        macros[f"NumOptimalRuns{macro_name(method)}MiniMalloc"] = str(
+            int((part["status"] == "OPTIMAL").sum()))
+        macros[f"NumRuns{macro_name(method)}MiniMalloc"] = str(len(part))
+    gaps = []
+    for name in open_names:
+        entry = optima.loc[name]
+        gaps.append((entry["best_objective"] / entry["best_bound"] - 1) if entry["best_bound"]
+                    else None)
+    macros["MaxOpenGapMiniMalloc"] = _pct(max((g for g in gaps if g is not None), default=None))
+    caption = ("MiniMalloc's challenging suite: the capacity its benchmark files ask for, the "
+               "max-breadth bound, the best heuristic arena, and each exact method's arena "
+               "(* not proven optimal within the time limit) and wall time"
+               + (", optplan's and the peers' (MiniMalloc's own solver under a capacity "
+                  "bisection, OmniMalloc's SuperMalloc; the peers run, same limit and threads)"
+                  if peer_methods else "") + ". Best in bold.")
+    spans = ([("optplan", 6, 5 + 2 * len(exact_methods)),
+              ("peers", 6 + 2 * len(exact_methods), 5 + 2 * len(columns))]
+             if peer_methods else None)
+    notes = "The best heuristic: " + "; ".join(
+        f"{latex_escape(method_label(method))} on {_words(names)}"
+        for method, names in sorted(best_heuristic.items(), key=lambda kv: kv[1][0])) + "."
+    return latex_table(header, table_rows, caption=caption, label="tab:minimalloc", wide=True,
+                       align="lrrrr" + "rr" * len(columns), bold=bold, spans=spans,
+                       notes=notes if best_heuristic else ""), macros
 
 
-_PRELOAD_MACROS = ("PreloadNumBudgets", "PreloadNumProven", "PreloadNumNetworks",
-                   "PreloadFlexNNOptimal", "PreloadFlexNNMaxGap", "PreloadFlexNNMeanGap",
-                   "PreloadNoPreloadMeanGap", "PreloadTimeLimit", "PreloadMaxTime")
+def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
+    """Generated instances by generator and size: how many proven, the best heuristic's mean
+    gap per problem."""
+    if rows.empty:
+        return "", {"NumGenerated": "--", "NumProvenGeneratedSO": "--",
+                    "NumProvenGeneratedOC": "--"}
+    rows = plain(rows)
+    rows = rows.assign(kind_size=rows["instance"].str.replace(r"[_-]s(?:eed)?\d+$", "",
+                                                              regex=True))
+    header = ["generator", "instances"] + [c for _ in PROBLEMS for c in (
+        "proven", r"best heuristic\\(mean gap \%)")]
+    table_rows, macros = [], {"NumGenerated": str(rows["instance"].nunique())}
+    for group, part in rows.groupby("kind_size", sort=True):
+        kind, size = re.split(r"[_-](?=\d+$)", group)
+        cells = [f"{GENERATOR_NAMES.get(kind, kind.replace('_', ' '))}, {size} tensors",
+                 str(part["instance"].nunique())]
+        for problem in PROBLEMS:
+            frame = summary_table(part, problem)
+            optima = optimum_table(part[part["problem"] == problem])
+            proven = int(optima["optimum"].notna().sum())
+            complete = frame[frame["instances"] == frame.attrs["proven"]] if len(frame) else frame
+            cells += [f"{proven}/{len(optima)}",
+                      f"{latex_escape(method_label(complete.iloc[0]['method']))} "
+                      f"({percent_cell(complete.iloc[0]['mean_gap'])})"
+                      if len(complete) and frame.attrs["proven"] else "--"]
+        table_rows.append(cells)
+    for problem, tag in PROBLEMS.items():
+        optima = optimum_table(rows[rows["problem"] == problem])
+        macros[f"NumProvenGenerated{tag}"] = str(int(optima["optimum"].notna().sum()))
+        frame = summary_table(rows, problem)
+        complete = frame[frame["instances"] == frame.attrs["proven"]]
+        if len(complete):
+            macros[f"BestHeuristicGenerated{tag}"] = latex_escape(
+                method_label(complete.iloc[0]["method"]))
+            macros[f"BestHeuristicMeanGapGenerated{tag}"] = _pct(complete.iloc[0]["mean_gap"])
+    caption = ("Generated instances (three seeds per row): proven optima and the heuristic with "
+               "the smallest mean gap to them.")
+    return latex_table(header, table_rows, caption=caption, label="tab:generated", wide=True,
+                       align="lr" + "rl" * len(PROBLEMS),
+                       spans=[("shared objects", 3, 4), ("offsets", 5, 6)]), macros
+
+
+def peers_latex(peers: pd.DataFrame, duplicates: dict[str, list[str]]
+                ) -> tuple[str, dict[str, str]]:
+    """Every method of the peers run, per group of instances (MiniMalloc's suite, the
+    distinct inference networks, the training graphs): plans at the proven optimum, proofs by
+    the method itself, mean gap to the optimum, median seconds
+    (:func:`optplan.analysis.peers.peer_summary`); best per column in bold."""
+    from optplan.analysis.peers import peer_summary, peer_table
+
+    if peers.empty:
+        return "", {"PeersStatus": "pending"}
+    table = peer_table(drop_duplicates(peers, duplicates))
+    methods = [m for _, members in PEER_FAMILIES for m in members if m in table.attrs["methods"]]
+    groups = [g for g in PEER_GROUPS if (table["group"] == g).any()]
+    summaries = {g: peer_summary(table[table["group"] == g], methods).set_index("method")
+                 for g in groups}
+    header = ["method"] + [c for _ in groups for c in
+                           (r"at\\optimum", "proven", r"mean\\gap \%", r"median\\time")]
+    rows, bold, row_groups = [], [], {}
+    for title, members in PEER_FAMILIES:
+        present = [m for m in members if m in methods]
+        if present:
+            row_groups[len(rows)] = title
+        for method in present:
+            cells = [latex_escape(method_label(method).removeprefix("OmniMalloc "))]
+            for group in groups:
+                entry = summaries[group].loc[method]
+                exact = method in ("search", "cpsat", *PEER_EXACT)
+                cells += [f"{int(entry['at_optimum'])}/{int(entry['with_optimum'])}",
+                          str(int(entry["proven"])) if exact else "--",
+                          percent_cell(entry["mean_gap"]), seconds_cell(entry["median_s"])]
+            rows.append(cells)
+    order = [m for _, members in PEER_FAMILIES for m in members if m in methods]
+    for offset, group in enumerate(groups):
+        frame = summaries[group].reindex(order)
+        base = 1 + 4 * offset
+        bold += [(r, base) for r in bold_best(list(frame["at_optimum"]), larger=True)]
+        bold += [(r, base + 2) for r in bold_best(list(frame["mean_gap"]))]
+    macros = peers_macros(table, summaries, peers)
+    caption = ("optplan's exact methods beside the peers on one run (every method "
+               f"{macros['PeersTimeLimit']}\\,s and {macros['PeersThreads']} threads): per group "
+               "of instances, the plans at the proven optimum (of the instances with one), the "
+               "optima the method proved itself, the mean gap to the optimum and the median "
+               "wall time. Best per column in bold.")
+    spans = [(PEER_GROUPS[g][0], 2 + 4 * i, 5 + 4 * i) for i, g in enumerate(groups)]
+    return latex_table(header, rows, caption=caption, label="tab:peers", wide=True,
+                       align="l" + "rrrr" * len(groups), bold=bold, groups=row_groups,
+                       spans=spans), macros
+
+
+def peers_macros(table: pd.DataFrame, summaries: dict[str, pd.DataFrame],
+                 peers: pd.DataFrame) -> dict[str, str]:
+    """The numbers the peers section states: the run's limits; per group of instances and
+    exact method (``search``, ``cpsat``, :data:`PEER_EXACT`) its proofs, mean gap and median
+    time; per group and family of OmniMalloc's allocators (``Search``: its searches,
+    ``Greedy``: its greedy allocators) how many are at the optimum on every instance, and
+    the one with the smallest mean gap (its gaps and the instances it solves optimally)."""
+    limits = sorted(set(pd.to_numeric(peers["time_limit"], errors="coerce").dropna()))
+    threads = sorted(set(pd.to_numeric(peers["workers"], errors="coerce").dropna()))
+    macros = {"PeersStatus": "done", "PeersTimeLimit": ", ".join(f"{t:g}" for t in limits),
+              "PeersThreads": ", ".join(f"{t:g}" for t in threads),
+              "PeersNumAllocators": str(sum(m.startswith("omnimalloc_")
+                                            for m in table.attrs["methods"])),
+              "PeersNumJobs": str(len(peers))}
+    families = {"Search": PEER_FAMILIES[2][1], "Greedy": PEER_FAMILIES[3][1]}
+    for group, frame in summaries.items():
+        tag = PEER_GROUPS[group][1]
+        part = table[table["group"] == group]
+        macros[f"PeersNum{tag}"] = str(len(part))
+        macros[f"PeersNumProven{tag}"] = str(int(part["proven"].sum()))
+        for method in ("search", "cpsat", *PEER_EXACT):
+            if method not in frame.index:
+                continue
+            entry, name = frame.loc[method], macro_name(method)
+            macros |= {f"Peers{name}{tag}Proven": str(int(entry["proven"])),
+                       f"Peers{name}{tag}MeanGap": _pct(entry["mean_gap"]),
+                       f"Peers{name}{tag}MedianTime": seconds_cell(entry["median_s"])}
+        for family, members in families.items():
+            allocators = frame.reindex([m for m in members if m in frame.index])
+            complete = allocators[allocators["at_optimum"] == allocators["with_optimum"]]
+            macros[f"Peers{family}AtOptimum{tag}"] = str(len(complete))
+            ranked = allocators.dropna(subset=["mean_gap"]).sort_values(["mean_gap", "median_s"])
+            if len(ranked):
+                best = ranked.iloc[0]
+                macros |= {f"PeersBest{family}{tag}": latex_escape(method_label(ranked.index[0])),
+                           f"PeersBest{family}MeanGap{tag}": _pct(best["mean_gap"]),
+                           f"PeersBest{family}MaxGap{tag}": _pct(best["max_gap"]),
+                           f"PeersBest{family}Optimal{tag}": str(int(best["at_optimum"]))}
+    return macros
+
+
+def ablation_lp_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
+    """CP-SAT as shipped vs the compact models alone, shared objects, training graphs."""
+    rows = plain(rows[(rows["problem"] == "shared-objects") & (rows["method"] == "cpsat")])
+    if rows.empty:
+        return "", {"AblationLpProven": "--", "AblationCompactProven": "--",
+                    "AblationNumGraphs": "--", "AblationLpRaised": "--",
+                    "AblationCompactRaised": "--"}
+    def variant(params) -> str:
+        params = params or {}
+        if params.get("column_generation") == 0.0:
+            return f"{params.get('model', 'colour')} model alone"
+        return "colouring + configuration LP"
+
+    rows = rows.assign(variant=rows["params"].map(variant))
+    variants = sorted(rows["variant"].unique(), key=lambda v: (not v.startswith("colouring +"), v))
+    names = sorted(rows["instance"].unique())
+    header = ["variant"] + [c for n in names for c in (
+        network_label(n, source=False).replace(" training", r"\\training"), r"time\\(s)")]
+    table_rows, macros, proven_count, raised = [], {}, {}, {}
+    bounds = rows.groupby("instance")["lower_bound"].max()
+    for v in variants:
+        cells = [v]
+        proven_count[v], raised[v] = 0, 0
+        for name in names:
+            run = rows[(rows["variant"] == v) & (rows["instance"] == name)]
+            if run.empty:
+                cells += ["--", "--"]
+                continue
+            run = run.iloc[0]
+            proven = run["status"] == "OPTIMAL"
+            proven_count[v] += bool(proven)
+            lower = bounds.get(name)
+            raised[v] += bool(lower is not None and run["best_bound"] > lower)
+            cells += ["proven" if proven else
+                      f"{percent_cell(run['objective'] / run['best_bound'] - 1)} open",
+                      f"{run['wall_time_s']:.1f}"]
+        table_rows.append(cells)
+    shipped = variants[0]
+    macros["AblationLpProven"] = str(proven_count[shipped])
+    macros["AblationCompactProven"] = str(max((c for v, c in proven_count.items()
+                                               if v != shipped), default=0))
+    macros["AblationNumGraphs"] = str(len(names))
+    macros["AblationLpRaised"] = str(raised[shipped])
+    macros["AblationCompactRaised"] = str(max((c for v, c in raised.items() if v != shipped),
+                                              default=0))
+    caption = ("Shared objects on the training graphs: CP-SAT as shipped (colouring model, "
+               "configuration LP by column generation, model again) against the compact "
+               "models alone, 60 s each; an open run shows its remaining gap between incumbent "
+               "and bound (\\%).")
+    return latex_table(header, table_rows, caption=caption, label="tab:ablation-lp", wide=True,
+                       align="l" + "rr" * len(names)), macros
+
+
+def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
+                          ) -> tuple[str, dict[str, str]]:
+    """The offsets search on MiniMalloc's suite with each technique off, against all on."""
+    runs = pd.concat([plain(minimalloc[minimalloc["method"] == "search"]),
+                      plain(ablation[ablation["method"] == "search"])], ignore_index=True)
+    if ablation.empty or runs.empty:
+        return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)} \
+            | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--", "SearchNotNeeded": "--"}
+
+    def switched_off(params) -> str:
+        off = [k for k, v in (params or {}).items() if k in SEARCH_SWITCHES and v is False]
+        return off[0] if off else "all on"
+
+    runs = runs.assign(setting=runs["params"].map(switched_off),
+                       nodes=runs["info"].map(lambda i: (i or {}).get("nodes")))
+    reference = runs[runs["setting"] == "all on"]
+    closed = set(reference.loc[reference["status"] == "OPTIMAL", "instance"])
+    header = ["switched off", "proven", r"time on all-on's\\proofs (s)",
+              r"nodes\\(millions)"]
+    table_rows, macros = [], {}
+    for setting in ["all on", *SEARCH_SWITCHES]:
+        part = runs[runs["setting"] == setting]
+        if part.empty:
+            continue
+        same = part[part["instance"].isin(closed)]
+        table_rows.append([setting.replace("_", " ") if setting != "all on" else "none (all on)",
+                           f"{int((part['status'] == 'OPTIMAL').sum())}/{len(part)}",
+                           f"{same['wall_time_s'].sum():.1f}",
+                           f"{pd.to_numeric(same['nodes'], errors='coerce').sum() / 1e6:.2f}"])
+        macros[f"SearchProven{macro_name(setting)}"] = str(int((part["status"]
+                                                               == "OPTIMAL").sum()))
+    off = runs[runs["setting"] != "all on"]
+    if len(off):
+        proven = off.groupby("setting")["status"].agg(lambda s: int((s == "OPTIMAL").sum()))
+        fewest = proven.min()
+        macros["SearchMostNeeded"] = _words(s.replace("_", " ")
+                                            for s in SEARCH_SWITCHES if proven.get(s) == fewest)
+        macros["SearchMostNeededProven"] = str(fewest)
+        same = [s.replace("_", " ") for s in SEARCH_SWITCHES if proven.get(s) == len(closed)]
+        macros["SearchNotNeeded"] = _words(same) or "none"
+    caption = ("The offsets search on MiniMalloc's suite with one technique switched off at a "
+               "time (60 s each): instances proven, and time and nodes on the instances the "
+               "full search proves.")
+    return latex_table(header, table_rows, caption=caption, label="tab:ablation-search",
+                       align="lrrr", wide=True), macros
+
+
+def hash_table(results: pd.DataFrame, duplicates: dict[str, list[str]], per_page: int = 54
+               ) -> str:
+    """The appendix tables: every instance by its key (file stem), its name, tensor count and
+    the first 16 hex digits of its content SHA-256 (:func:`optplan.instances.content_hash`);
+    a duplicate network is marked. Full-width tables of ``per_page`` rows."""
+    from optplan.analysis.names import instance_title
+    from optplan.instances import content_hash
+
+    twins = {d for rest in duplicates.values() for d in rest}
+    rows = []
+    for _, row in results.drop_duplicates("instance").sort_values("instance").iterrows():
+        try:
+            instance = instance_for_key(str(row["instance_key"]))
+            digest = content_hash(instance)[:16] if hasattr(instance, "records") else "--"
+        except (OSError, ValueError):
+            digest = "(file not present)"
+        name = latex_escape(row["instance"]) + (r"$^\ast$" if row["instance"] in twins else "")
+        rows.append([rf"\texttt{{{name}}}",
+                     latex_escape(instance_title(row["instance"], row["suite"], width=1000)),
+                     str(int(row["num_tensors"])), rf"\texttt{{{digest}}}"])
+    header = ["instance key", "name", "tensors", "SHA-256 (prefix)"]
+    parts = []
+    for start in range(0, len(rows), per_page):
+        first = start == 0
+        parts.append(latex_table(
+            header, rows[start:start + per_page],
+            caption="Instances and content hashes." if first else "Instances (continued).",
+            label="tab:hashes" if first else f"tab:hashes-{start}", wide=True,
+            align="llrl", placement="p"))
+    return "".join(parts)
+
+
+# --- Macros beyond the tables -----------------------------------------------------------------
+
+def bound_macros(networks: pd.DataFrame) -> dict[str, str]:
+    """How often the combinatorial bound is the optimum, and how loose it is otherwise."""
+    macros = {}
+    for problem, tag in PROBLEMS.items():
+        optima = optimum_table(plain(networks[networks["problem"] == problem]))
+        proven = optima[optima["optimum"].notna()]
+        slack = proven["optimum"].astype(float) / proven["lower_bound"].astype(float) - 1
+        loose = proven[slack > 0]
+        macros |= {f"NumInstances{tag}": str(len(optima)), f"NumProven{tag}": str(len(proven)),
+                   f"NumOptimumAtBound{tag}": str(int((slack <= 0).sum())),
+                   f"MaxBoundSlack{tag}": _pct(slack.max() if len(slack) else None),
+                   f"MaxBoundSlackNetwork{tag}": latex_escape(network_label(
+                       proven.loc[slack.idxmax(), "instance"])) if len(loose) else "none",
+                   f"LooseBound{tag}": _few(latex_escape(network_label(n))
+                                            for n in loose["instance"]),
+                   f"NumLooseBound{tag}": str(len(loose)),
+                   f"ProvenShare{tag}": f"{100 * len(proven) / max(1, len(optima)):.0f}"}
+    return macros
+
+
+def repetitions(rows: pd.DataFrame) -> int:
+    """How many times each job ran (the largest repetition index + 1)."""
+    return int(rows["repetition"].fillna(0).astype(int).max()) + 1 if len(rows) else 0
+
+
+def exact_macros(networks: pd.DataFrame) -> dict[str, str]:
+    macros = {}
+    for problem, tag in PROBLEMS.items():
+        for _, row in exact_table(networks, problem).iterrows():
+            name = macro_name(row["method"]) + tag
+            macros |= {f"NumRuns{name}": str(row["instances"]),
+                       f"NumOptimalRuns{name}": str(row["optimal"]),
+                       f"MedianTime{name}": "--" if pd.isna(row["median_time_s"])
+                       else f"{row['median_time_s']:.2f}",
+                       f"MaxTime{name}": "--" if pd.isna(row["max_time_s"])
+                       else f"{row['max_time_s']:.1f}"}
+    exact = networks[networks["kind"] == "exact"]
+    not_built = exact[exact["info"].map(lambda i: str((i or {}).get("model", "")).startswith(
+        "not built"))]
+    macros["NumMilpNotBuilt"] = str(not_built[["instance", "problem"]].drop_duplicates().shape[0])
+    macros["MilpNotBuilt"] = _words(sorted({latex_escape(network_label(n))
+                                            + f" ({problem_label(p)})"
+                                            for n, p in zip(not_built["instance"],
+                                                            not_built["problem"])})) or "none"
+    limits = sorted(set(pd.to_numeric(exact["time_limit"], errors="coerce").dropna()))
+    macros["TimeLimits"] = ", ".join(f"{t:g}" for t in limits) or "--"
+    macros["NumRepetitions"] = str(repetitions(networks))
+    return macros
+
+
+def feature_frame(networks: pd.DataFrame) -> pd.DataFrame:
+    """Per distinct network with a proven offsets optimum: its features
+    (:func:`optplan.instances.features`, the tensor count, the variant), the median and best
+    gap of all heuristics to the optimum, and greedy by size's."""
+    from optplan.instances import features as instance_features
+
+    part = plain(networks[networks["problem"] == "offsets"])
+    optima = optimum_table(part).set_index("instance")
+    proven = optima[optima["optimum"].notna()]
+    heuristics = part[(part["kind"] == "heuristic") & (part["valid"] == True)]  # noqa: E712
+    objective = heuristics.groupby(["instance", "method"])["objective"].median()
+    records = []
+    for name in proven.index:
+        key = part.loc[part["instance"] == name, "instance_key"].iloc[0]
+        gaps = objective.xs(name) / proven.loc[name, "optimum"] - 1
+        variant = re.search(r"_(fused|raw|train)_", name)
+        records.append(instance_features(instance_for_key(str(key)))
+                       | {"instance": name, "tensors": proven.loc[name, "num_tensors"],
+                          "variant": variant.group(1) if variant else "other",
+                          "median_gap": gaps.median(), "best_gap": gaps.min(),
+                          "greedy_by_size_gap": gaps.get("greedy_by_size")})
+    return pd.DataFrame(records)
+
+
+FEATURES = ["tensors", "peak_live_count", "mean_live_count", "overlap_density",
+            "largest_tensor_share"]
+
+
+def feature_macros(frame: pd.DataFrame) -> dict[str, str]:
+    """Spearman rank correlations between each feature and the median heuristic gap
+    (``FeatureRho<Feature>``), the strongest one, and how often some heuristic is optimal."""
+    macros = {"NumBestHeuristicOptimalOC": str(int((frame["best_gap"] <= 0).sum()))
+              if len(frame) else "--"}
+    correlations = {c: frame["median_gap"].rank().corr(frame[c].rank()) for c in FEATURES
+                    if len(frame) > 2}
+    for name in FEATURES:
+        rho = correlations.get(name)
+        macros[f"FeatureRho{macro_name(name)}"] = "--" if rho is None or pd.isna(rho) \
+            else f"{rho:.2f}"
+    present = {c: r for c, r in correlations.items() if not pd.isna(r)}
+    strongest = max(present, key=lambda c: abs(present[c])) if present else None
+    macros["FeatureStrongest"] = strongest.replace("_", " ") if strongest else "--"
+    macros["FeatureStrongestRho"] = f"{present[strongest]:.2f}" if strongest else "--"
+    return macros
+
+
+def failure_macros(networks: pd.DataFrame, run_dirs) -> dict[str, str]:
+    """How many failing plans were classified (each run directory's ``failures.csv``, written
+    by ``paper/prune.py``), and the share of each failure mode."""
+    from optplan.analysis.failures import OFFSETS_MODES, SHARED_OBJECTS_MODES, read_failures
+
+    table = read_failures(run_dirs)
+    table = table[table["instance"].isin(set(networks["instance"]))]
+    macros = {}
+    modes = {"shared-objects": SHARED_OBJECTS_MODES, "offsets": OFFSETS_MODES}
+    for problem, tag in PROBLEMS.items():
+        part = table[table["problem"] == problem]
+        macros[f"NumFailures{tag}"] = str(len(part))
+        for mode in modes[problem]:
+            count = int((part["mode"] == mode).sum())
+            macros[f"Failures{macro_name(mode)}{tag}"] = str(count)
+            macros[f"FailureShare{macro_name(mode)}{tag}"] = (
+                f"{100 * count / len(part):.0f}" if len(part) else "--")
+    native = table[(table["problem"] == "offsets") & (table["mode"] != "stacked objects")]
+    macros["NumNativeFailuresOC"] = str(len(native))
+    off_peak = (native["mode"] == "off-peak fragmentation").sum()
+    macros["NativeOffPeakShareOC"] = f"{100 * off_peak / len(native):.0f}" if len(native) else "--"
+    return macros
 
 
 def preload_macros(results: pd.DataFrame) -> dict[str, str]:
-    """FlexNN vs the proven optimum at each budget of the preload run: how often it is
-    optimal, its worst and mean gap; the no-preload baseline's mean gap; CP-SAT's time."""
+    """FlexNN vs the proven optimum at each budget; where FlexNN's latency rises with the
+    budget."""
     table = preload_table(results) if (results["problem"] == "preload").any() else None
     if table is None or table.empty:
-        return {name: "--" for name in _PRELOAD_MACROS} | {"PreloadStatus": "pending"}
+        return {"PreloadStatus": "pending"}
     proven = table[table["proven"]]
     flexnn = pd.to_numeric(proven["gap:flexnn"], errors="coerce").dropna()
     baseline = pd.to_numeric(proven["gap:no_preload"], errors="coerce").dropna()
     exact = results[(results["problem"] == "preload") & (results["method"] == "cpsat")]
     limits = sorted(set(pd.to_numeric(exact["time_limit"], errors="coerce").dropna()))
-    return {"PreloadStatus": "done", "PreloadNumBudgets": str(len(table)),
-            "PreloadNumProven": str(len(proven)),
-            "PreloadNumNetworks": str(table["instance"].nunique()),
-            "PreloadFlexNNOptimal": str(int((flexnn <= 0).sum())),
-            "PreloadFlexNNMaxGap": _percent(flexnn.max()) if len(flexnn) else "--",
-            "PreloadFlexNNMeanGap": _percent(flexnn.mean()) if len(flexnn) else "--",
-            "PreloadNoPreloadMeanGap": _percent(baseline.mean()) if len(baseline) else "--",
-            "PreloadTimeLimit": ", ".join(f"{t:g}" for t in limits) or "--",
-            "PreloadMaxTime": f"{pd.to_numeric(exact['wall_time_s']).max():.1f}"}
+    macros = {"PreloadStatus": "done", "PreloadNumBudgets": str(len(table)),
+              "PreloadNumProven": str(len(proven)),
+              "PreloadNumNetworks": str(table["instance"].nunique()),
+              "PreloadFlexNNOptimal": str(int((flexnn <= 0).sum())),
+              "PreloadFlexNNMaxGap": _pct(flexnn.max() if len(flexnn) else None),
+              "PreloadFlexNNMeanGap": _pct(flexnn.mean() if len(flexnn) else None),
+              "PreloadNoPreloadMeanGap": _pct(baseline.mean() if len(baseline) else None),
+              "PreloadTimeLimit": ", ".join(f"{t:g}" for t in limits) or "--",
+              "PreloadMaxTime": f"{pd.to_numeric(exact['wall_time_s']).max():.1f}"}
+    # The largest rise of FlexNN's latency from one budget to the next larger one.
+    rises = []
+    for instance, part in table.sort_values("budget").groupby("instance"):
+        latency = part["flexnn"].astype(float).to_numpy()
+        budgets = part["budget"].to_numpy()
+        for i in range(1, len(latency)):
+            if latency[i] > latency[i - 1]:
+                rises.append((latency[i] - latency[i - 1], instance, budgets[i - 1], budgets[i],
+                              latency[i - 1], latency[i]))
+    macros["PreloadFlexNNNumRises"] = str(len(rises))
+    if rises:
+        _, instance, low, high, before, after = max(rises)
+        macros |= {"PreloadRiseNetwork": latex_escape(network_label(
+                       str(instance).removesuffix("_phone"))),
+                   "PreloadRiseLowBudget": f"{low / 2**20:.1f}",
+                   "PreloadRiseHighBudget": f"{high / 2**20:.1f}",
+                   "PreloadRiseLowLatency": f"{before / 1000:.1f}",
+                   "PreloadRiseHighLatency": f"{after / 1000:.1f}"}
+    return macros
 
 
-def instance_hash(key: str) -> str | None:
-    """The content SHA-256 of the instance a row names: :func:`optplan.instances.content_hash`
-    for usage records, the canonical JSON (layers, tensors, window, budget) for a preload
-    instance; ``None`` when the file is not here (MiniMalloc's CSVs without the shared folder)."""
-    import hashlib
+def model_macros() -> dict[str, str]:
+    """Constants of the models the text names: the phone cost profile, the MILP size cap."""
+    from optplan.exact.milp import MODEL_TERMS_LIMIT
+    from optplan.preload.costmodel import PROFILES
 
-    from optplan.instances import content_hash
-    from optplan.preload import PreloadInstance, instance_to_dict
-
-    try:
-        instance = instance_for_key(key)
-    except (OSError, ValueError):
-        return None
-    if isinstance(instance, PreloadInstance):
-        data = instance_to_dict(instance)
-        canonical = {k: data[k] for k in ("layers", "tensors", "window", "budget") if k in data}
-        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
-    return content_hash(instance)
+    phone = PROFILES["phone"]
+    return {"PhoneGflops": f"{phone.gflops:g}", "PhoneStorage": f"{phone.storage_mb_per_s:g}",
+            "MilpTermsLimit": f"{MODEL_TERMS_LIMIT:,}".replace(",", "\\,")}
 
 
-def hash_table(results: pd.DataFrame) -> str:
-    """The appendix table: instance name, tensors, content SHA-256."""
-    lines = [r"\scriptsize", r"\begin{tabular}{lrl}", r"\toprule",
-             r"instance & tensors & SHA-256 \\", r"\midrule"]
-    keys = results.drop_duplicates("instance").sort_values("instance")
-    for _, row in keys.iterrows():
-        digest = instance_hash(row["instance_key"])
-        name = str(row["instance"]).replace("_", r"\_")
-        if digest is None:
-            lines.append(rf"{name} & {int(row['num_tensors'])} & (file not present) \\")
-            continue
-        lines.append(rf"{name} & {int(row['num_tensors'])} & \texttt{{{digest}}} \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines) + "\n"
+def machine_macros(run_dirs) -> dict[str, str]:
+    """The machine the runs were timed on and their total wall time (from the manifests)."""
+    from datetime import datetime
+
+    cores, cpus, seconds = set(), set(), 0.0
+    for run_dir in map(Path, run_dirs):
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        for session in manifest.get("sessions", []):
+            machine = (session.get("provenance") or {}).get("machine") or {}
+            if machine.get("cores"):
+                cores.add(machine["cores"])
+            if machine.get("cpu"):
+                cpus.add(machine["cpu"])
+            if session.get("started_at") and session.get("ended_at"):
+                seconds += (datetime.fromisoformat(session["ended_at"])
+                            - datetime.fromisoformat(session["started_at"])).total_seconds()
+    deadline = None
+    paper_manifest = next((Path(d) / "manifest.json" for d in run_dirs if Path(d).name == "paper"),
+                          None)
+    if paper_manifest is not None and paper_manifest.is_file():
+        watchdog = json.loads(paper_manifest.read_text())["settings"].get("watchdog") or {}
+        if watchdog:
+            deadline = watchdog["factor"] * watchdog["heuristic_limit"] + watchdog["grace"]
+    return {"HeuristicDeadline": "--" if deadline is None else f"{deadline:g}",
+            "CoreBudget": "/".join(map(str, sorted(cores))) or "--",
+            "Machine": latex_escape(" / ".join(sorted(cpus))) or "--",
+            "RunHours": f"{seconds / 3600:.1f}"}
 
 
 def write_macros(macros: dict[str, str], path: Path) -> None:
-    """One ``\\newcommand`` per macro; a value using ``#1``/``#2`` takes two arguments."""
+    """One ``\\newcommand`` per macro."""
     text = "% Generated by paper/build.py from paper/results/ — do not edit.\n"
     for name, value in sorted(macros.items()):
-        arguments = "[2]" if "#2" in value or "#1" in value else ""
-        text += rf"\newcommand{{\{name}}}{arguments}{{{value}}}" + "\n"
+        text += rf"\newcommand{{\{name}}}{{{value}}}" + "\n"
     path.write_text(text)
 
 
-def build(run_dirs, out_dir: Path) -> dict[str, str]:
-    """Write tables, figures, hashes and macros into ``out_dir``; return the macros."""
+def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
+          runtimes_dir: Path | None = None) -> dict[str, str]:
+    """Write tables, figures and macros into ``out_dir`` from the evaluation's ``run_dirs``,
+    the peers run ``peers_dir`` and the runtimes' rows in ``runtimes_dir`` (each optional);
+    return the macros."""
+    from optplan.analysis import runtimes
+
     out_dir = Path(out_dir)
-    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
-    make_report(run_dirs, out_dir)
+    tables = out_dir / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
     results = load_results(run_dirs)
-    networks = network_rows(results)
-    groups = network_groups(networks["instance"].unique())
-    labels = {name: network_label(name) for name in networks["instance"].unique()}
+    peers = load_results([peers_dir]) if peers_dir is not None else pd.DataFrame()
+    networks, duplicates, generated, minimalloc, preload = suites(results)
+    ablation = results[results["run"] == "paper_ablation"]
+    search_ablation = results[results["run"] == "paper_search_ablation"]
+    main = results[~results["run"].isin(["paper_ablation", "paper_search_ablation"])]
+    report_rows = main[main["suite"].isin(["networks", "minimalloc", "preload"])]
+    report_rows = drop_duplicates(report_rows, duplicates)
+    make_report(run_dirs, out_dir, results=report_rows)
+
     macros: dict[str, str] = {}
+    plain_networks = networks[~networks["run"].isin(["paper_ablation"])]
+    writers = {"six.tex": six_networks_table(plain_networks),
+               "summary.tex": summary_latex(plain_networks),
+               "inplace.tex": inplace_latex(plain_networks),
+               "minimalloc.tex": minimalloc_latex(
+                   minimalloc[minimalloc["run"] != "paper_search_ablation"],
+                   peers[peers["suite"] == "minimalloc"] if len(peers) else None),
+               "peers.tex": peers_latex(peers, duplicates),
+               "generated.tex": generated_latex(generated),
+               # The shipped CP-SAT job is the same job in paper and paper_ablation (one
+               # job id, kept once), so the ablation reads every run's rows of its graphs.
+               "ablation_lp.tex": ablation_lp_latex(
+                   results[results["instance"].isin(set(ablation["instance"]))
+                           & (results["repetition"].fillna(0) == 0)]),
+               "ablation_search.tex": ablation_search_latex(search_ablation, minimalloc[
+                   minimalloc["run"] != "paper_search_ablation"])}
+    for name, (text, found) in writers.items():
+        (tables / name).write_text(text)
+        macros |= found
     for problem in PROBLEMS:
-        if not (networks["problem"] == problem).any():
-            continue
-        macros.update(problem_macros(networks, problem))
-        stem, caption, label = PAPER_TABLES[problem]
-        present = set(networks.loc[networks["problem"] == problem, "method"])
-        methods = [m for m in PAPER_METHODS[problem] if m in present]
-        table = strategy_table(networks, problem, methods)
-        (out_dir / "tables" / f"{stem}.tex").write_text(
-            render_latex(table, methods, caption, label, groups=groups, labels=labels,
-                         header_labels=COLUMN_HEADS, unit="MiB"))
-    macros.update(inplace_macros(results))
-    planning = results[results["suite"].isin(["networks", "examples"])]
-    macros.update(exact_macros(planning))
-    macros["NumJobs"] = str(len(results))
-    macros["NumNetworks"] = str(networks["instance"].nunique())
-    macros["NumPaperNetworks"] = str(len(groups[0][1]))
-    macros["NumOtherNetworks"] = str(len(groups[1][1]))
-    macros.update(minimalloc_macros(results))
-    planning_all = results[results["problem"] != "preload"]
-    hard = hard_instances(planning_all)
-    suites = planning_all.drop_duplicates("instance").set_index("instance")["suite"]
-    macros["HardInstances"] = ", ".join(
-        instance_title(h, suites.get(h), width=1000) for h in hard).replace("_", r"\_") or "--"
-    cores = sorted({session.get("core_budget") for run_dir in map(Path, run_dirs)
-                    for session in json.loads((run_dir / "manifest.json").read_text())["sessions"]
-                    if session.get("core_budget")})
-    macros["CoreBudget"] = "/".join(map(str, cores)) or "--"
-    optima = optimum_table(results)
-    macros["NumConflicts"] = str(int(optima["conflict"].sum()))
-    macros.update(preload_macros(results))
-    (out_dir / "tables" / "hashes.tex").write_text(hash_table(results))
+        stem = f"networks_{PROBLEMS[problem].lower()}.tex"
+        (tables / stem).write_text(network_appendix(plain_networks, problem))
+    macros |= bound_macros(plain_networks) | exact_macros(plain_networks)
+    features = feature_frame(plain_networks)
+    macros |= feature_macros(features) | failure_macros(plain_networks, run_dirs)
+    if len(features):
+        save_figure(gap_feature_figure(features, "peak_live_count", "tensors live at the peak"),
+                    out_dir / "figures", "features")
+    macros |= preload_macros(preload) | model_macros()
+    macros |= machine_macros([*run_dirs, *([peers_dir] if peers_dir is not None else [])])
+    if runtimes_dir is not None:  # tables/runtimes.tex and runtimes_macros.tex (main.tex inputs it)
+        runtimes.write(runtimes_dir, out_dir)
+    names = plain_networks["instance"].unique()
+    macros |= {"NumNetworks": str(results.loc[results["suite"] == "networks",
+                                              "instance"].nunique()),
+               "NumDistinctNetworks": str(len(names)),
+               "NumPaperNetworks": str(sum(map(is_paper_network, names))),
+               "NumTrainingGraphs": str(sum("_train_" in n for n in names)),
+               "NumDuplicates": str(sum(map(len, duplicates.values()))),
+               "Duplicates": _words(f"{latex_escape(network_label(d))} = "
+                                    f"{latex_escape(network_label(k))}"
+                                    for k, rest in sorted(duplicates.items()) for d in rest)
+               or "none",
+               "NumJobs": str(len(results)),
+               "NumConflicts": str(int(optimum_table(results)["conflict"].sum()))}
+    hard = hard_instances(report_rows[report_rows["problem"] != "preload"])
+    macros["HardInstances"] = _words(
+        latex_escape(network_label(h)) if not re.fullmatch(r"[A-K]", h) else f"MiniMalloc {h}"
+        for h in hard) or "--"
+    (tables / "hashes.tex").write_text(hash_table(results[results["problem"] != "preload"],
+                                                  duplicates))
     write_macros(macros, out_dir / "macros.tex")
     return macros
 
 
-def inplace_macros(results: pd.DataFrame) -> dict[str, str]:
-    """The in-place variants (SO-IP, OC-IP) on the networks: ``NumProvenSOIP``, ... and
-    ``\\IfInplace{with}{without}``, which picks the text for whether such rows exist."""
-    rows = results[(results["suite"] == "networks") & results["inplace"]
-                   & results["problem"].isin(list(PROBLEMS))]
-    macros = {"IfInplace": "#2"}
-    for problem, tag in PROBLEMS.items():
-        # The names main.tex uses stay defined (as --) when a run has no in-place rows.
-        macros.update({f"{name}{tag}IP": "--" for name in _INPLACE_NAMES})
-        if (rows["problem"] == problem).any():
-            macros.update(problem_macros(rows, problem, inplace=True))
-            macros["IfInplace"] = "#1"
-    return macros
-
-
-_INPLACE_NAMES = ("NumInstances", "NumProven", "NumOptimumAtBound", "MaxBoundSlack")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    root = PAPER / "results"
     parser.add_argument("--results", nargs="*", type=Path,
-                        help="run directories (default: every one under paper/results/)")
+                        help="the evaluation's run directories (default: those of "
+                             "EVALUATION_RUNS under paper/results/)")
+    parser.add_argument("--peers", type=Path, default=root / PEERS_RUN,
+                        help="the peers run directory (default: %(default)s, when present)")
+    parser.add_argument("--runtimes", type=Path, default=root / RUNTIMES_RUN,
+                        help="the folder holding runtimes.jsonl (default: %(default)s, when "
+                             "present)")
     parser.add_argument("--out", type=Path, default=PAPER / "generated")
     args = parser.parse_args(argv)
-    run_dirs = args.results or run_directories(PAPER / "results")
+    run_dirs = args.results or run_directories(root)
     if not run_dirs:
         print("no run directories under paper/results/", file=sys.stderr)
         return 1
-    macros = build(run_dirs, args.out)
-    print(f"wrote {args.out} ({len(macros)} macros from {', '.join(map(str, run_dirs))})")
+    peers = args.peers if (args.peers / "results.jsonl").is_file() else None
+    runtimes = args.runtimes if (args.runtimes / "runtimes.jsonl").is_file() else None
+    macros = build(run_dirs, args.out, peers_dir=peers, runtimes_dir=runtimes)
+    print(f"wrote {args.out} ({len(macros)} macros from {len(run_dirs)} run directories"
+          + (", the peers" if peers else "") + (", the runtimes" if runtimes else "") + ")")
     return 0
 
 

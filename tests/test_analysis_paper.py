@@ -7,9 +7,13 @@ import pandas as pd
 import pytest
 
 from optplan.analysis.load import optimum_table, suite_of
-from optplan.analysis.names import instance_title, is_paper_network, network_label
+from optplan.analysis.names import (instance_title, is_paper_network, method_label,
+                                    network_label, problem_label)
 from optplan.analysis.report import hard_instances
-from optplan.analysis.tables import render_latex, render_markdown, strategy_table
+from optplan.analysis.tables import (bold_best, drop_duplicates, duplicate_instances,
+                                     inplace_table, latex_table, percent_cell, render_latex,
+                                     render_markdown, seconds_cell, strategy_table,
+                                     summary_table)
 
 
 def row(instance, method, objective, *, kind="heuristic", status="FEASIBLE", best_bound=None,
@@ -116,12 +120,144 @@ def test_suite_of_instance_keys(key, suite):
 
 
 def test_network_names():
-    assert network_label("mobilenet_v2_fused_tflite_224") == "MobileNet v2 (tflite)"
-    assert network_label("resnet50_raw_onnx_224") == "ResNet-50 (raw, onnx)"
-    assert network_label("gpt2_train_torch_seq128") == "GPT-2 training (torch)"
-    assert network_label("paper_example") == "paper_example"
+    assert network_label("mobilenet_v2_fused_tflite_224") == "MobileNet v2 (TFLite)"
+    assert network_label("resnet50_raw_onnx_224") == "ResNet-50 (raw, ONNX)"
+    assert network_label("gpt2_train_torch_seq128") == "GPT-2 training (PyTorch)"
+    assert network_label("resnet50_raw_onnx_224", source=False) == "ResNet-50 (raw)"
+    assert network_label("hand_landmark_full_fused_tflite_224") == "Hand landmarks (TFLite)"
+    assert network_label("paper_example") == "paper example"
     assert is_paper_network("deeplab_v3_fused_torch_257")
     assert not is_paper_network("mobilenet_v2_train_torch_224")
     assert not is_paper_network("resnet50_fused_tflite_224")
     assert instance_title("D", "minimalloc") == "MiniMalloc D"
-    assert instance_title("vgg19_fused_tflite_224", "networks") == "VGG-19 (tflite)"
+    assert instance_title("D.1048576", "minimalloc") == "MiniMalloc D"
+    assert instance_title("vgg19_fused_tflite_224", "networks") == "VGG-19 (TFLite)"
+    assert instance_title("random_dag_200_seed1", "synthetic", width=100) == (
+        "random dag, 200 tensors, seed 1")
+    assert instance_title("chain_skip-50-s2", "synthetic", width=100) == (
+        "chain skip, 50 tensors, seed 2")
+    assert method_label("xla_best_fit") == "XLA best fit" and method_label("new_one") == "new one"
+    assert problem_label("shared-objects") == problem_label("shared_objects") == (
+        "shared objects")
+    assert method_label("omnimalloc_tabu_search") == "OmniMalloc tabu search"
+
+
+# --- The paper's evaluation tables and figures -------------------------------------------
+
+def summary_rows() -> pd.DataFrame:
+    """Two networks, optimum 100 each; ``a`` is optimal on both (1 ms and 3 ms), ``b`` is 10 %
+    and 30 % above (2 s); ``open`` has no optimum and stays out of the summary."""
+    return pd.DataFrame([
+        row("n1", "cpsat", 100, kind="exact", status="OPTIMAL", best_bound=100),
+        row("n2", "cpsat", 100, kind="exact", status="OPTIMAL", best_bound=100),
+        row("n1", "a", 100, wall_time_s=0.001), row("n2", "a", 100, wall_time_s=0.003),
+        row("n1", "b", 110, wall_time_s=2.0), row("n2", "b", 130, wall_time_s=2.0),
+        row("open", "b", 150), row("open", "cpsat", 140, kind="exact", best_bound=120),
+    ])
+
+
+def test_summary_table_counts_only_proven_instances():
+    table = summary_table(summary_rows(), "offsets").set_index("method")
+    assert table.attrs == {"proven": 2, "instances": 3}
+    assert (table.loc["a", "instances"], table.loc["a", "optimal"]) == (2, 2)
+    assert table.loc["a", "mean_gap"] == 0 and table.loc["a", "median_time_s"] == 0.002
+    assert table.loc["b", "mean_gap"] == pytest.approx(0.2)
+    assert table.loc["b", "max_gap"] == pytest.approx(0.3)
+    assert list(table.index) == ["a", "b"]   # sorted by mean gap
+
+
+def test_inplace_table_compares_with_the_plain_optimum():
+    table = inplace_table(results(), "offsets").set_index("instance")
+    assert list(table.index) == ["closed"]
+    entry = table.loc["closed"]
+    assert (entry["plain_optimum"], entry["optimum"]) == (100, 90)
+    assert entry["saving"] == pytest.approx(0.1)
+
+
+def test_latex_table_bolds_spans_and_groups():
+    text = latex_table(["method", "x", "y"], [["a", "1", "--"], ["b", "2", "3"]],
+                       caption="C.", label="tab:c", align="lrr", bold={(0, 1), (0, 2)},
+                       groups={0: "First", 1: "Second"}, spans=[("both", 2, 3)])
+    assert r"\textbf{1}" in text and r"\textbf{--}" not in text   # no bold placeholder
+    assert r"\multicolumn{2}{c}{both}" in text and r"\cmidrule(lr){2-3}" in text
+    assert text.index(r"\emph{First}") < text.index("a & ") < text.index(r"\emph{Second}")
+    assert r"\small" in text and "table*" not in text
+    assert bold_best([3, None, 1, 1]) == {2, 3} and bold_best([1, 2], larger=True) == {1}
+    assert percent_cell(0.0) == "0" and percent_cell(0.0004) == r"$<$0.1"
+    assert seconds_cell(0.0123) == r"12.3\,ms" and seconds_cell(61.0) == r"61.0\,s"
+
+
+def test_networks_with_identical_planning_problems_are_reported_once(tmp_path):
+    from optplan.instances import write_instance
+    from optplan.model import Instance
+
+    records = [(0, 1, 32), (1, 2, 8), (2, 3, 32)]
+    paths = {}
+    for name, recs in (("net_fused_torch_1", records), ("net_fused_tflite_1", records),
+                       ("other_fused_tflite_1", [(0, 1, 16)])):
+        paths[name] = tmp_path / f"{name}.json"
+        write_instance(Instance.from_tuples(recs, name=name), paths[name])
+    rows = pd.DataFrame([{"instance": name, "instance_key": str(path)}
+                         for name, path in paths.items()])
+    duplicates = duplicate_instances(rows)
+    assert duplicates == {"net_fused_tflite_1": ["net_fused_torch_1"]}   # TFLite kept
+    assert list(drop_duplicates(rows, duplicates)["instance"]) == ["net_fused_tflite_1",
+                                                                   "other_fused_tflite_1"]
+
+
+def test_layout_colours_differ_between_touching_rectangles():
+    from optplan.analysis.figures import layout_colours
+    from optplan.model import Instance
+
+    instance = Instance.from_tuples([(0, 3, 4), (0, 1, 2), (2, 3, 2), (1, 2, 2)])
+    offsets = [0, 4, 4, 6]
+    colours = layout_colours(instance, offsets, 8)
+    for i in range(len(instance)):
+        for j in range(i + 1, len(instance)):
+            a, b = instance.records[i], instance.records[j]
+            in_time = a.first_op <= b.last_op and b.first_op <= a.last_op
+            touching = (offsets[i] <= offsets[j] + b.size and offsets[j] <= offsets[i] + a.size)
+            if in_time and touching:
+                assert colours[i] != colours[j], (i, j)
+
+
+def test_performance_profile_ratios_are_objective_over_optimum():
+    from optplan.analysis.figures import performance_profile_figure, profile_ratios
+
+    ratios = profile_ratios(summary_rows(), "offsets")
+    assert list(ratios["a"]) == [1.0, 1.0] and list(ratios["b"]) == [1.1, 1.3]
+    figure = performance_profile_figure(summary_rows(), "offsets")
+    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["a", "b"]
+
+
+def test_failure_modes_of_tiny_plans():
+    from optplan.analysis.failures import classify_offsets, classify_shared_objects
+    from optplan.model import Instance, OffsetsSolution, SharedObjectsSolution
+
+    # Breadth 40 at ops 1 and 2 (the peak); the small tensor 3 lives at op 4 only.
+    instance = Instance.from_tuples([(0, 2, 32), (1, 2, 8), (3, 4, 16), (4, 4, 8)])
+    at_peak = OffsetsSolution.from_offsets(instance, [8, 0, 0, 16])       # 0 on top at the peak
+    off_peak = OffsetsSolution.from_offsets(instance, [0, 32, 8, 40])     # 3 on top at op 4
+    assert classify_offsets(instance, at_peak) == "fragmented peak"
+    assert classify_offsets(instance, off_peak) == "off-peak fragmentation"
+    assert classify_offsets(instance, off_peak, shared_objects_total=48) == (
+        "stacked objects")
+    # Positional maximums: [32, 8]; three objects is one too many, two can be oversized.
+    extra = SharedObjectsSolution.from_object_ids(instance, [0, 1, 2, 2])
+    oversized = SharedObjectsSolution(object_ids=(0, 1, 1, 0), object_sizes=(32, 16))
+    assert classify_shared_objects(instance, extra) == "extra objects"
+    assert classify_shared_objects(instance, oversized) == "oversized objects"
+
+
+def test_failure_files_read_in_the_problem_tables_spelling(tmp_path):
+    """A failures.csv written before the problem table says ``shared_objects``; it is read as
+    ``shared-objects``, the spelling of the result rows it is matched with."""
+    from optplan.analysis.failures import FAILURES_FILE, read_failures
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / FAILURES_FILE).write_text(
+        "instance,problem,method,job_id,mode\n"
+        "net,shared_objects,naive,a,extra objects\nnet,offsets,naive,b,fragmented peak\n")
+    table = read_failures([tmp_path / "run", tmp_path / "no-failures"])
+    assert list(table["problem"]) == ["shared-objects", "offsets"]
+    assert list(read_failures([tmp_path / "no-failures"])["problem"]) == []

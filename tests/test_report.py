@@ -62,7 +62,7 @@ def test_report_command_writes_tables_and_figures(tmp_path, capsys):
     assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out.split()
     for name in ("tables/table1_shared_objects.md", "tables/table2_offsets.tex",
-                 "figures/gaps_offsets.pdf", "figures/gaps_offsets.png"):
+                 "figures/profile_offsets.pdf", "figures/profile_offsets.png"):
         assert str(tmp_path / "out" / name) in printed
         assert (tmp_path / "out" / name).stat().st_size > 0
     if exact:

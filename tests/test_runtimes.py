@@ -492,6 +492,19 @@ def test_runtimes_table_renders_rows_savings_and_failures(tmp_path):
         (tmp_path / "out" / "runtimes_macros.tex").read_text()
 
 
+def test_runtimes_latex_drops_the_outputs_column_when_all_are_identical():
+    import pandas as pd
+
+    from optplan.analysis.runtimes import render_latex
+
+    rows = [r for r in _rows() if r.get("outputs_equal")]
+    latex = render_latex(pd.DataFrame(rows).assign(error=None))
+    assert r"\begin{tabular}{lrrrr}" in latex and "outputs" not in latex.split(r"\toprule")[1]
+    assert "bit-identical to the runtime's on every network" in latex and r"\small" in latex
+    mixed = render_latex(pd.DataFrame(_rows()))
+    assert r"\begin{tabular}{lrrrrl}" in mixed and "max |diff| 0.5" in mixed
+
+
 def test_committed_runtime_results_meet_the_bar():
     """Where a runtime ran a network, optplan's plan is never larger than the runtime's own,
     never below the bound, and the outputs are identical; every failure names an op."""

@@ -1,36 +1,58 @@
-"""Paper figures from a results table: layouts, gap distributions, solve times, anytime curves,
-preload latency/budget curves. Every function returns a matplotlib figure (the caller saves it)."""
+"""Paper figures from a results table: layouts, performance profiles, solve times, anytime
+curves, preload latency/budget curves. Every function returns a matplotlib figure (the caller
+saves it); every label is a human name (:mod:`optplan.analysis.names`)."""
 
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 import pandas as pd
 
 from optplan.analysis.load import SUITES, optimum_table
-from optplan.analysis.style import apply_style, colour_for, line_colour, plt
+from optplan.analysis.names import method_label, network_label, problem_label
+from optplan.analysis.style import LINE_STYLES, apply_style, colour_for, line_colour, plt
 
-__all__ = ["layout_figure", "gap_distribution_figure", "solve_time_figure", "anytime_figure",
-           "preload_figure"]
+__all__ = ["layout_figure", "layout_colours", "performance_profile_figure",
+           "solve_time_figure", "anytime_figure", "preload_figure", "gap_feature_figure"]
 
 _WIDTH = 7.0  # inches: a two-column paper's text width
 
 
+def layout_colours(instance, offsets, count: int) -> list[int]:
+    """A palette index per record such that two rectangles that touch or overlap in the
+    layout (common operators, adjacent or overlapping addresses) never share a colour when
+    ``count`` colours allow it: greedy colouring, largest first."""
+    first, last = instance.first_ops, instance.last_ops
+    sizes = instance.sizes
+    offsets = np.asarray(offsets)
+    order = np.argsort(-sizes, kind="stable")
+    colours = [-1] * len(instance)
+    for index in order:
+        touching = ((first <= last[index]) & (last >= first[index])
+                    & (offsets <= offsets[index] + sizes[index])
+                    & (offsets + sizes >= offsets[index]))
+        used = {colours[j] for j in np.flatnonzero(touching) if colours[j] >= 0}
+        free = [c for c in range(count) if c not in used]
+        colours[index] = free[0] if free else int(index) % count
+    return colours
+
+
 def layout_figure(instance, solutions: dict, title: str = ""):
-    """Time × address rectangles of several offsets solutions of one instance, side by side."""
+    """Time × address rectangles of several offsets solutions of one instance, side by side;
+    neighbouring rectangles get different colours (:func:`layout_colours`)."""
     apply_style()
     count = len(solutions)
-    figure, axes = plt.subplots(1, count, figsize=(_WIDTH, 2.6), sharey=True, squeeze=False)
+    figure, axes = plt.subplots(1, count, figsize=(_WIDTH, 2.4), sharey=True, squeeze=False)
     top = max((s.arena_size for s in solutions.values()), default=1) or 1
-    order = np.argsort(-instance.sizes, kind="stable")
-    rank = np.empty(len(instance), dtype=int)
-    rank[order] = np.arange(len(instance))
     scale, unit = (2**20, "MiB") if top >= 2**20 else (2**10, "KiB") if top >= 2**10 else (1, "B")
     for axis, (label, solution) in zip(axes[0], solutions.items()):
+        colours = layout_colours(instance, solution.offsets, 8)
         for index, record in enumerate(instance.records):
             axis.add_patch(plt.Rectangle(
                 (record.first_op, solution.offsets[index] / scale),
                 record.last_op + 1 - record.first_op, record.size / scale,
-                facecolor=colour_for(int(rank[index])), edgecolor="white", linewidth=0.3))
+                facecolor=colour_for(colours[index]), edgecolor="white", linewidth=0.3))
         axis.axhline(solution.arena_size / scale, color="black", linewidth=0.6, linestyle="--")
         axis.set_xlim(0, instance.num_ops)
         axis.set_ylim(0, top / scale * 1.05)
@@ -40,43 +62,72 @@ def layout_figure(instance, solutions: dict, title: str = ""):
         axis.set_xlabel("operator")
     axes[0][0].set_ylabel(f"address ({unit})")
     if title:
-        figure.suptitle(title, y=1.04)
+        figure.suptitle(title, y=1.03)
     return figure
 
 
-def _gap_to_reference(results: pd.DataFrame, problem: str) -> pd.DataFrame:
-    """Heuristic rows of the plain ``problem`` with their gap to the optimum (or best bound)."""
-    if "inplace" in results:
-        results = results[~results["inplace"].fillna(False).astype(bool)]
+def profile_ratios(results: pd.DataFrame, problem: str) -> dict[str, np.ndarray]:
+    """Per heuristic of the plain ``problem``: objective / proven optimum on every instance
+    with a proven optimum where it ran (median objective over repetitions)."""
     rows = results[(results["problem"] == problem) & (results["kind"] == "heuristic")
-                   & (results["valid"] == True)].copy()  # noqa: E712
-    optima = optimum_table(results[results["problem"] == problem]).set_index("instance")
-    reference = optima["optimum"].fillna(optima["best_bound"]).fillna(optima["lower_bound"])
-    rows["reference"] = rows["instance"].map(reference).astype(float)
-    rows["gap_percent"] = 100 * (rows["objective"].astype(float) - rows["reference"]) / rows[
-        "reference"]
-    return rows
+                   & (results["valid"] == True)]  # noqa: E712
+    if "inplace" in rows:
+        rows = rows[~rows["inplace"].fillna(False).astype(bool)]
+    optima = optimum_table(results[(results["problem"] == problem)
+                                   & ~results["inplace"].fillna(False).astype(bool)])
+    optimum = optima.dropna(subset=["optimum"]).set_index("instance")["optimum"].astype(float)
+    objective = rows.groupby(["method", "instance"])["objective"].median()
+    ratios = {}
+    for method in sorted(rows["method"].unique()):
+        values = objective.xs(method)
+        values = values[values.index.isin(optimum.index)]
+        ratios[method] = np.sort((values / optimum.loc[values.index]).to_numpy(dtype=float))
+    return ratios
 
 
-def gap_distribution_figure(results: pd.DataFrame, problem: str):
-    """Per heuristic, its gap to the optimum (or best bound) over all instances: box + points."""
+_PROFILE_FLOOR = 0.1  # percent: gaps at or below it are drawn at the left edge
+
+
+def performance_profile_figure(results: pd.DataFrame, problem: str, methods=None,
+                               max_lines: int = 8, title: str = ""):
+    """Empirical distribution of each heuristic's gap to the proven optimum (a performance
+    profile against the optimum): the share of instances on which the method is within x %
+    of the optimum, x on a log scale; the left edge (``≤0.1``) holds the optimal plans, so a
+    curve starts at the share a method solves optimally. ``methods`` (default: the
+    ``max_lines`` with the smallest mean log ratio to the optimum) are drawn, each with its
+    own colour and dash pattern; the legend lists exactly those."""
+    from matplotlib.ticker import NullFormatter
+
     apply_style()
-    rows = _gap_to_reference(results, problem)
-    methods = (rows.groupby("method")["gap_percent"].median().sort_values().index.tolist())
-    figure, axis = plt.subplots(figsize=(_WIDTH, max(2.8, 0.6 + 0.13 * len(methods))))
-    data = [rows[rows["method"] == m]["gap_percent"].to_numpy() for m in methods]
-    if methods:
-        axis.boxplot(data, orientation="horizontal", widths=0.6, showfliers=False,
-                     medianprops={"color": "black"})
-        rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
-        for position, values in enumerate(data, 1):
-            axis.scatter(values, position + rng.uniform(-0.18, 0.18, len(values)), s=6,
-                         color=colour_for(0), alpha=0.7, zorder=3)
-        axis.set_yticks(range(1, len(methods) + 1), methods)
-    axis.set_xscale("symlog", linthresh=1.0)  # small gaps matter most; naive ones run to 1000 %
-    axis.set_xlim(left=-0.05)                 # gaps are never negative (a sliver shows 0)
-    axis.set_xlabel("gap to the optimum (%, symmetric log scale)")
-    axis.set_title(problem.replace("-", " "))
+    ratios = profile_ratios(results, problem)
+    if methods is None:
+        score = {m: float(np.mean(np.log(r))) for m, r in ratios.items() if len(r)}
+        methods = sorted(score, key=lambda m: (score[m], m))[:max_lines]
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 3.3))
+    figure.subplots_adjust(left=0.14, right=0.97, top=0.92, bottom=0.42)
+    gaps = {m: np.maximum(100 * (ratios[m] - 1), _PROFILE_FLOOR) for m in methods
+            if len(ratios.get(m, ()))}
+    right = max([_PROFILE_FLOOR * 10] + [g[-1] * 1.3 for g in gaps.values()])
+    for index, method in enumerate(methods):
+        if method not in gaps:
+            continue
+        values = gaps[method]
+        xs = np.concatenate([[_PROFILE_FLOOR], values, [right]])
+        ys = np.concatenate([[np.mean(values <= _PROFILE_FLOOR)],
+                             np.arange(1, len(values) + 1) / len(values), [1.0]])
+        axis.step(xs, ys, where="post", color=line_colour(index),
+                  linestyle=LINE_STYLES[index % len(LINE_STYLES)], label=method_label(method))
+    axis.set_xscale("log")
+    axis.set_xlim(_PROFILE_FLOOR, right)
+    axis.set_ylim(0, 1.02)
+    ticks = [t for t in (0.1, 1, 10, 100, 1000) if t <= right]
+    axis.set_xticks(ticks, ["≤0.1" if t == _PROFILE_FLOOR else f"{t:g}" for t in ticks])
+    axis.xaxis.set_minor_formatter(NullFormatter())
+    axis.set_xlabel("gap to the proven optimum (%)")
+    axis.set_ylabel("share of instances")
+    axis.set_title(title or problem_label(problem))
+    axis.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.22), ncol=2,
+                columnspacing=1.0, handlelength=2.4)
     return figure
 
 
@@ -95,7 +146,7 @@ def solve_time_figure(results: pd.DataFrame):
                    & (results["problem"] != "preload")]
     if "suite" not in rows:
         rows = rows.assign(suite="other")
-    figure, axis = plt.subplots(figsize=(_WIDTH * 0.7, 2.8))
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 2.3))
     series = sorted({(m, p) for m, p in zip(rows["method"], rows["problem"])})
     handles = []
     for index, (method, problem) in enumerate(series):
@@ -109,7 +160,7 @@ def solve_time_figure(results: pd.DataFrame):
             axis.scatter(part[~proven]["num_tensors"], part[~proven]["wall_time_s"], s=12,
                          facecolors="none", edgecolors=colour, marker=marker, linewidths=0.8)
         handles.append(Line2D([], [], color=colour, marker="o", linestyle="",
-                              label=f"{method} ({problem.replace('-', ' ')})"))
+                              label=f"{method_label(method)} ({problem_label(problem)})"))
     suites = [s for s in _SUITE_MARKERS if (rows["suite"] == s).any()]
     handles += [Line2D([], [], color="grey", marker=_SUITE_MARKERS[s], linestyle="",
                        label=SUITES.get(s, s)) for s in suites]
@@ -119,58 +170,76 @@ def solve_time_figure(results: pd.DataFrame):
     axis.set_yscale("log")
     axis.set_xlabel("tensors")
     axis.set_ylabel("wall time (s)")
-    if len(rows):  # outside the axes, so it hides no point
-        axis.legend(handles=handles, frameon=False, loc="upper left",
-                    bbox_to_anchor=(1.02, 1.0))
+    if len(rows):  # below the axes, so it hides no point
+        axis.legend(handles=handles, frameon=False, loc="upper center", ncol=2,
+                    bbox_to_anchor=(0.45, -0.22), columnspacing=1.0)
     return figure
 
 
+_GAP_FLOOR = 1e-3  # percent: where a closed gap is drawn on the log scale
+
+
 def anytime_figure(results: pd.DataFrame, instances, titles: dict | None = None):
-    """Incumbent (solid) and bound (dashed) over time, in percent above the combinatorial lower
-    bound; one colour per exact method and problem, one legend for the figure; ``titles``
-    names the panels (default: the instance names)."""
+    """The remaining gap over time, ``(incumbent - bound) / incumbent`` in percent, of every
+    exact run on each instance: one colour and dash pattern per method and problem, on one
+    logarithmic scale shared by all panels (so a 0.005 % gap and a 30 % gap read alike); a
+    run that proves the optimum ends in a marker on the floor of the axis. The legend lists
+    exactly the lines drawn."""
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
 
     apply_style()
-    figure, axes = plt.subplots(1, max(1, len(instances)), figsize=(_WIDTH, 2.4), squeeze=False)
+    figure, axes = plt.subplots(1, max(1, len(instances)), figsize=(_WIDTH, 2.3),
+                                squeeze=False, sharey=True)
     rows = results[results["kind"] == "exact"]
     if "inplace" in rows:
         rows = rows[~rows["inplace"].fillna(False).astype(bool)]
+    if "repetition" in rows:
+        rows = rows[rows["repetition"].fillna(0) == 0]
     series = sorted({(m, p) for m, p in zip(rows["method"], rows["problem"])})
-    colours = {key: line_colour(index) for index, key in enumerate(series)}
-    handles = {}
+    style = {key: (line_colour(i), LINE_STYLES[i % len(LINE_STYLES)])
+             for i, key in enumerate(series)}
+    drawn: dict[tuple, None] = {}
     for axis, instance in zip(axes[0], instances):
         for _, row in rows[rows["instance"] == instance].iterrows():
-            samples = [s for s in (row["trajectory"] or []) if s[0] is not None]
+            samples = [s for s in (row["trajectory"] or [])
+                       if s[0] is not None and s[1] is not None and s[2] is not None]
             if not samples:
                 continue
             end = row["wall_time_s"]
             if end is not None and not pd.isna(end) and end > samples[-1][0]:
-                # Hold the last incumbent and bound until the run ended (its limit or proof).
                 samples.append([float(end), samples[-1][1], samples[-1][2]])
             times = [max(s[0], 1e-3) for s in samples]
-            base = float(row["lower_bound"]) or 1.0
-            incumbents = [np.nan if s[1] is None else 100 * (s[1] / base - 1) for s in samples]
-            bounds = [np.nan if s[2] is None else 100 * (s[2] / base - 1) for s in samples]
+            gaps = [max(100 * (s[1] - s[2]) / s[1], _GAP_FLOOR) if s[1] else np.nan
+                    for s in samples]
             key = (row["method"], row["problem"])
-            line, = axis.step(times, incumbents, where="post", color=colours[key])
-            axis.step(times, bounds, where="post", color=colours[key], linestyle="--")
-            handles[f"{key[0]} ({key[1].replace('-', ' ')})"] = line
+            colour, dashes = style[key]
+            axis.step(times, gaps, where="post", color=colour, linestyle=dashes)
+            if row["status"] == "OPTIMAL":
+                axis.plot(times[-1], _GAP_FLOOR, marker="v", color=colour, markersize=4,
+                          clip_on=False)
+            drawn[key] = None
         axis.set_xscale("log")
-        axis.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short spans
-        axis.ticklabel_format(axis="y", useOffset=False)  # no "+1" offset on tiny gaps
-        axis.set_title((titles or {}).get(instance, str(instance)))
+        axis.set_yscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())
+        axis.set_title("\n".join(textwrap.wrap((titles or {}).get(instance, str(instance)), 22)))
         axis.set_xlabel("time (s)")
-    axes[0][0].set_ylabel("above the lower bound (%)")
+    axes[0][0].set_ylim(_GAP_FLOOR, 100)
+    axes[0][0].set_ylabel("remaining gap (%)")
+    handles = [Line2D([], [], color=style[k][0], linestyle=style[k][1],
+                      label=f"{method_label(k[0])} ({problem_label(k[1])})") for k in drawn]
     if handles:
-        figure.legend(handles.values(), handles.keys(), frameon=False, loc="upper center",
-                      ncol=min(4, len(handles)), bbox_to_anchor=(0.5, -0.02))
-    figure.subplots_adjust(wspace=0.4)
+        handles.append(Line2D([], [], color="grey", marker="v", linestyle="",
+                              label="proven optimal"))
+        figure.legend(handles=handles, frameon=False, loc="upper center",
+                      ncol=min(5, len(handles)), bbox_to_anchor=(0.5, -0.02))
+    figure.subplots_adjust(wspace=0.15)
     return figure
 
 
 _PRELOAD_SERIES = (("flexnn", "FlexNN", 1), ("no_preload", "no preload", 3),
                    ("cpsat", "optimum (CP-SAT)", 0))
+_PRELOAD_SUFFIX = "_phone"  # the cost-model profile in the preload instances' names
 
 
 def preload_figure(results: pd.DataFrame):
@@ -218,11 +287,48 @@ def preload_figure(results: pd.DataFrame):
             line = axis.axhline(bound / 1000, color="grey", linestyle=":",
                                 label="unlimited-memory bound")
             handles["unlimited-memory bound"] = line
-        axis.set_title(str(instance).replace("_", " "))
+        axis.set_title(network_label(str(instance).removesuffix(_PRELOAD_SUFFIX)))
         axis.set_xlabel("budget (MiB)")
     axes[0][0].set_ylabel("latency (ms)")
     if handles:
         figure.legend(handles.values(), handles.keys(), frameon=False, loc="upper center",
                       ncol=len(handles), bbox_to_anchor=(0.5, -0.02))
     figure.subplots_adjust(wspace=0.3)
+    return figure
+
+
+_VARIANTS = (("fused", "fused inference graph", "o"), ("raw", "raw inference graph", "s"),
+             ("train", "training graph", "^"))
+
+
+def gap_feature_figure(frame: pd.DataFrame, feature: str, label: str,
+                       second: str = "greedy_by_size_gap", second_label: str = "greedy by size"):
+    """One point per network: an instance feature (log x) against the median heuristic gap
+    to the proven optimum (``median_gap``, filled) and a second gap column (hollow), log y
+    with a gap of 0 drawn on the floor at 0.01 %; marker: the graph's variant."""
+    from matplotlib.lines import Line2D
+
+    apply_style()
+    figure, axis = plt.subplots(figsize=(_WIDTH / 2, 2.6))
+    floor = 0.01
+    for variant, _, marker in _VARIANTS:
+        part = frame[frame["variant"] == variant]
+        x = part[feature].astype(float)
+        axis.scatter(x, np.maximum(100 * part["median_gap"].astype(float), floor), marker=marker,
+                     s=14, color=line_colour(0), linewidths=0.6)
+        axis.scatter(x, np.maximum(100 * part[second].astype(float), floor), marker=marker,
+                     s=16, facecolors="none", edgecolors=line_colour(1), linewidths=0.7)
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_ylim(floor * 0.7, None)
+    axis.set_xlabel(label)
+    axis.set_ylabel("gap to the optimum (%)")
+    handles = [Line2D([], [], color=line_colour(0), marker="o", linestyle="",
+                      label="median of all heuristics"),
+               Line2D([], [], color=line_colour(1), marker="o", markerfacecolor="none",
+                      linestyle="", label=f"{second_label} (0 on the floor)")]
+    handles += [Line2D([], [], color="grey", marker=m, linestyle="", label=text)
+                for v, text, m in _VARIANTS if (frame["variant"] == v).any()]
+    axis.legend(handles=handles, frameon=False, loc="upper center", ncol=2,
+                bbox_to_anchor=(0.45, -0.22), columnspacing=1.0)
     return figure

@@ -10,10 +10,11 @@ import pandas as pd
 from optplan.analysis import figures, slicing
 from optplan.analysis.load import (instance_for_key, load_results, optimum_table,
                                    solution_path)
-from optplan.analysis.names import instance_title
+from optplan.analysis.names import instance_title, method_label, network_label, problem_label
 from optplan.analysis.style import save_figure
 from optplan.analysis.tables import (preload_table, render_latex, render_markdown,
-                                     render_preload_markdown, strategy_table)
+                                     render_preload_markdown, render_summary_markdown,
+                                     strategy_table, summary_table)
 
 __all__ = ["make_report", "hard_instances"]
 
@@ -30,12 +31,16 @@ def _snake(problem: str) -> str:
     return problem.replace("-", "_")
 
 
-def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
+def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
+                layout_instance: str | None = None,
                 layout_method: str = "greedy_by_size") -> list[str]:
-    """Write tables (Markdown, LaTeX) and figures (PDF, PNG); return the written paths."""
+    """Write tables (Markdown, LaTeX) and figures (PDF, PNG); return the written paths.
+
+    ``results`` (default: every row of ``run_dirs``) are the rows to report on, e.g. a
+    selection of them; solution files are looked up in ``run_dirs``."""
     run_dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
-    results = load_results(run_dirs)
+    results = load_results(run_dirs) if results is None else results
     written: list[str] = []
     tables_dir, figures_dir = out_dir / "tables", out_dir / "figures"
     tables_dir.mkdir(parents=True, exist_ok=True)
@@ -54,8 +59,15 @@ def make_report(run_dirs, out_dir, *, layout_instance: str | None = None,
             (tables_dir / f"{stem}.tex").write_text(render_latex(table, methods, title, label))
             table.to_csv(tables_dir / f"{stem}.csv", index=False)
             written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "tex", "csv")]
-        written += save_figure(figures.gap_distribution_figure(results, problem), figures_dir,
-                               f"gaps_{_snake(problem)}")
+        summary = summary_table(results, problem)
+        stem = f"summary_{_snake(problem)}"
+        if len(summary):
+            (tables_dir / f"{stem}.md").write_text(render_summary_markdown(
+                summary, f"Per-method summary: {problem_label(problem)}."))
+            summary.to_csv(tables_dir / f"{stem}.csv", index=False)
+            written += [str(tables_dir / f"{stem}.{s}") for s in ("md", "csv")]
+        written += save_figure(figures.performance_profile_figure(results, problem),
+                               figures_dir, f"profile_{_snake(problem)}", tight=False)
     optima = optimum_table(results) if not results.empty else pd.DataFrame()
     if not optima.empty:
         optima.to_csv(tables_dir / "optima.csv", index=False)
@@ -181,6 +193,6 @@ def _layout(results, run_dirs, instance_name, method):
     instance = instance_for_key(opt_row["instance_key"])
     solutions = {label: read_solution_csv(instance, "offsets",
                                           solution_path(run_dirs, row["job_id"]))
-                 for label, row in ((method, heur_row),
-                                    (f"optimum ({opt_row['method']})", opt_row))}
-    return figures.layout_figure(instance, solutions, title=chosen)
+                 for label, row in ((method_label(method), heur_row),
+                                    (f"optimum ({method_label(opt_row['method'])})", opt_row))}
+    return figures.layout_figure(instance, solutions, title=network_label(chosen))

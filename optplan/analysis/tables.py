@@ -17,9 +17,14 @@ import math
 import pandas as pd
 
 from optplan.analysis.load import optimum_table
+from optplan.analysis.names import latex_escape
 
 __all__ = ["strategy_table", "render_markdown", "render_latex", "preload_table",
-           "render_preload_markdown", "UNITS", "UNPROVEN_NOTE"]
+           "render_preload_markdown", "UNITS", "UNPROVEN_NOTE", "planning_problem_key",
+           "duplicate_instances", "drop_duplicates", "summary_table", "render_summary_markdown",
+           "exact_table",
+           "inplace_table", "latex_table", "bold_best", "percent_cell", "seconds_cell",
+           "mib_cell"]
 
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20}
 UNPROVEN_NOTE = ("no optimum proven within the time limit: the best proven lower bound is "
@@ -138,10 +143,6 @@ def render_markdown(table: pd.DataFrame, methods, title: str, *, groups=None,
     return "\n".join(lines) + "\n"
 
 
-def _latex_escape(text: str) -> str:
-    return (text.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%")
-            .replace("&", r"\&").replace("#", r"\#").replace("≥", r"$\geq$")
-            .replace("–", "--").replace("…", r"\dots").replace("†", r"$^\dagger$"))
 
 
 def render_latex(table: pd.DataFrame, methods, caption: str, label: str, *, groups=None,
@@ -156,12 +157,12 @@ def render_latex(table: pd.DataFrame, methods, caption: str, label: str, *, grou
     head_cells = []
     for head in heads:
         text = header_labels.get(head, head)
-        parts = [_latex_escape(part) for part in text.split("\n")]
+        parts = [latex_escape(part) for part in text.split("\n")]
         head_cells.append(parts[0] if len(parts) == 1 else
                           r"\begin{tabular}[b]{@{}c@{}}" + r"\\".join(parts) + r"\end{tabular}")
     columns = len(heads)
     lines = [r"\begin{table*}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2pt}",
-             rf"\caption{{{_latex_escape(caption)} "
+             rf"\caption{{{latex_escape(caption)} "
              + (f"Sizes in {unit}; gap" if unit else "Gap") + r" to the proven optimum in "
              r"parentheses ($\geq$: to the best proven bound).}", rf"\label{{{label}}}",
              r"\begin{adjustbox}{max width=\textwidth}",
@@ -170,13 +171,13 @@ def render_latex(table: pd.DataFrame, methods, caption: str, label: str, *, grou
     for block_title, rows in _blocks(table, groups):
         lines.append(r"\midrule")
         if block_title:
-            lines.append(rf"\multicolumn{{{columns}}}{{l}}{{\emph{{{_latex_escape(block_title)}}}}}"
+            lines.append(rf"\multicolumn{{{columns}}}{{l}}{{\emph{{{latex_escape(block_title)}}}}}"
                          r" \\")
         for cells in _cells(rows, methods, percent="%", labels=labels, unit=unit):
-            lines.append(" & ".join(_latex_escape(c) for c in cells) + r" \\")
+            lines.append(" & ".join(latex_escape(c) for c in cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{adjustbox}"]
     if not table["proven"].all():
-        lines += [r"\par\smallskip", rf"$^\dagger$\,{_latex_escape(UNPROVEN_NOTE)}."]
+        lines += [r"\par\smallskip", rf"$^\dagger$\,{latex_escape(UNPROVEN_NOTE)}."]
     lines.append(r"\end{table*}")
     return "\n".join(lines) + "\n"
 
@@ -244,3 +245,232 @@ def render_preload_markdown(table: pd.DataFrame, title: str) -> str:
     if len(table) and not table["proven"].all():
         lines += ["", f"† {UNPROVEN_NOTE}."]
     return "\n".join(lines) + "\n"
+
+
+# --- The paper's evaluation tables: frames, then one booktabs renderer for all of them. ---
+
+def planning_problem_key(instance) -> str:
+    """SHA-256 of what the planning problems see: the records, the in-place pairs and the
+    alignment (not the graph, not provenance). Two networks with the same key are the same
+    instance for every SO/OC method, whatever importer produced them."""
+    import hashlib
+    import json
+
+    data = {"records": [[r.first_op, r.last_op, r.size] for r in instance.records],
+            "inplace": sorted(map(list, instance.inplace_pairs)),
+            "alignment": instance.alignment}
+    return hashlib.sha256(json.dumps(data, separators=(",", ":")).encode()).hexdigest()
+
+
+def duplicate_instances(results: pd.DataFrame, prefer=("tflite", "onnx", "torch", "keras")
+                        ) -> dict[str, list[str]]:
+    """``{kept: [duplicates]}`` over the rows' networks whose planning problems are identical
+    (:func:`planning_problem_key`); the kept one is the first by importer preference, then
+    name. Instances whose file is not at hand are never merged."""
+    from optplan.analysis.load import instance_for_key
+
+    keys = results.drop_duplicates("instance")[["instance", "instance_key"]]
+    groups: dict[str, list[str]] = {}
+    for name, key in zip(keys["instance"], keys["instance_key"]):
+        try:
+            instance = instance_for_key(str(key))
+        except (OSError, ValueError):
+            continue
+        if hasattr(instance, "records"):
+            groups.setdefault(planning_problem_key(instance), []).append(str(name))
+
+    def rank(name: str):
+        source = next((i for i, s in enumerate(prefer) if f"_{s}_" in name), len(prefer))
+        return source, name
+
+    duplicates = {}
+    for names in groups.values():
+        if len(names) > 1:
+            kept, *rest = sorted(names, key=rank)
+            duplicates[kept] = rest
+    return duplicates
+
+
+def drop_duplicates(results: pd.DataFrame, duplicates: dict[str, list[str]]) -> pd.DataFrame:
+    """The rows without those of the duplicate instances (each reported once, by its kept
+    twin)."""
+    dropped = {name for rest in duplicates.values() for name in rest}
+    return results[~results["instance"].isin(dropped)]
+
+
+def summary_table(results: pd.DataFrame, problem: str, *, kinds=("heuristic",)) -> pd.DataFrame:
+    """Per method of ``problem`` (plain, not in place): on the instances with a proven
+    optimum where it ran, how many, how often optimal, mean/max gap to the optimum, and its
+    median and largest run time (each the median of its repetitions). Methods in ``kinds``;
+    sorted by mean gap. ``attrs``: ``proven`` (instances with an optimum) and ``instances``."""
+    rows = results[(results["problem"] == problem) & ~results["inplace"].astype(bool)]
+    optima = optimum_table(rows).set_index("instance")
+    proven = optima[optima["optimum"].notna()]
+    valid = rows[(rows["kind"].isin(kinds)) & (rows["valid"] == True)]  # noqa: E712
+    objective = valid.groupby(["instance", "method"])["objective"].median()
+    times = valid.groupby(["instance", "method"])["wall_time_s"].median()
+    records = []
+    for method in sorted(valid["method"].unique()):
+        values = objective.xs(method, level="method")
+        values = values[values.index.isin(proven.index)]
+        gaps = (values - proven.loc[values.index, "optimum"].astype(float)) / proven.loc[
+            values.index, "optimum"].astype(float)
+        run = times.xs(method, level="method")
+        records.append({"method": method, "instances": len(gaps),
+                        "optimal": int((gaps <= 0).sum()),
+                        "mean_gap": float(gaps.mean()) if len(gaps) else None,
+                        "max_gap": float(gaps.max()) if len(gaps) else None,
+                        "median_time_s": float(run.median()) if len(run) else None,
+                        "max_time_s": float(run.max()) if len(run) else None})
+    frame = pd.DataFrame(records)
+    if len(frame):
+        frame = frame.sort_values(["mean_gap", "method"], na_position="last").reset_index(
+            drop=True)
+    frame.attrs["proven"] = len(proven)
+    frame.attrs["instances"] = len(optima)
+    return frame
+
+
+def render_summary_markdown(table: pd.DataFrame, title: str) -> str:
+    """:func:`summary_table` as Markdown, human method names, gaps in percent."""
+    from optplan.analysis.names import method_label
+
+    lines = [f"**{title}** (on the {table.attrs.get('proven', 0)} instances with a proven "
+             "optimum; run time: median over repetitions, then over instances)", "",
+             "| method | instances | optimal | mean gap % | max gap % | median time (s) |",
+             "|---|---|---|---|---|---|"]
+    for _, row in table.iterrows():
+        cells = [method_label(row["method"]), str(row["instances"]), str(row["optimal"]),
+                 "–" if row["mean_gap"] is None or pd.isna(row["mean_gap"])
+                 else _percent(row["mean_gap"]),
+                 "–" if row["max_gap"] is None or pd.isna(row["max_gap"])
+                 else _percent(row["max_gap"]),
+                 "–" if row["median_time_s"] is None or pd.isna(row["median_time_s"])
+                 else f"{row['median_time_s']:.4f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def exact_table(results: pd.DataFrame, problem: str, *, inplace: bool = False) -> pd.DataFrame:
+    """Per exact method of ``problem``: jobs, proven optimal, median and largest time to the
+    proof (median over repetitions first)."""
+    rows = results[(results["problem"] == problem) & (results["kind"] == "exact")
+                   & (results["inplace"].astype(bool) == inplace)]
+    records = []
+    for method, group in rows.groupby("method"):
+        per_instance = group.groupby("instance")
+        proven = per_instance["status"].agg(lambda s: (s == "OPTIMAL").all())
+        times = per_instance["wall_time_s"].median()
+        records.append({"method": method, "instances": len(proven),
+                        "optimal": int(proven.sum()),
+                        "median_time_s": float(times[proven].median()) if proven.any() else None,
+                        "max_time_s": float(times[proven].max()) if proven.any() else None})
+    return pd.DataFrame(records)
+
+
+def inplace_table(results: pd.DataFrame, problem: str, heuristic: str = "mxnet") -> pd.DataFrame:
+    """Per network with both variants: the plain optimum, the in-place lower bound and
+    optimum (or best bound), the saving of the in-place optimum over the plain one, and
+    ``heuristic``'s in-place plan with its gap to the in-place optimum."""
+    rows = results[results["problem"] == problem]
+    optima = optimum_table(rows).set_index(["instance", "inplace"])
+    records = []
+    for instance in sorted({i for i, inplace in optima.index if inplace}):
+        if (instance, False) not in optima.index:
+            continue
+        plain, inplace = optima.loc[(instance, False)], optima.loc[(instance, True)]
+        value = rows[(rows["instance"] == instance) & rows["inplace"].astype(bool)
+                     & (rows["method"] == heuristic) & (rows["valid"] == True)]  # noqa: E712
+        heuristic_value = None if value.empty else int(value["objective"].median())
+        reference = inplace["optimum"] if not pd.isna(inplace["optimum"]) else None
+        records.append({
+            "instance": instance, "tensors": plain["num_tensors"],
+            "plain_optimum": None if pd.isna(plain["optimum"]) else int(plain["optimum"]),
+            "lower_bound": int(inplace["lower_bound"]),
+            "optimum": None if reference is None else int(reference),
+            "best_bound": inplace["best_bound"],
+            "saving": (None if reference is None or pd.isna(plain["optimum"])
+                       else 1 - reference / plain["optimum"]),
+            heuristic: heuristic_value,
+            f"gap:{heuristic}": (None if heuristic_value is None or reference is None
+                                 else heuristic_value / reference - 1)})
+    return pd.DataFrame(records, columns=[
+        "instance", "tensors", "plain_optimum", "lower_bound", "optimum", "best_bound",
+        "saving", heuristic, f"gap:{heuristic}"])
+
+
+def bold_best(values, *, larger: bool = False) -> set[int]:
+    """Indices of the best of ``values`` (smallest, or largest), ties included; None skipped."""
+    present = [(i, v) for i, v in enumerate(values) if v is not None and not pd.isna(v)]
+    if not present:
+        return set()
+    best = (max if larger else min)(v for _, v in present)
+    return {i for i, v in present if v == best}
+
+
+def latex_table(header, rows, *, caption: str, label: str, align: str, wide: bool = False,
+                bold=(), notes: str = "", size: str = r"\small", placement: str = "t",
+                groups=None, spans=None) -> str:
+    """A booktabs table (``table*`` when ``wide``) at ``size`` (8 pt in acmart's sigconf:
+    ``\\small``); ``rows`` are lists of cell strings (already LaTeX), ``bold`` holds the
+    ``(row, column)`` cells to set in bold, ``groups`` maps a row index to a block title
+    printed above it, ``notes`` go under the table, ``spans`` = ``[(title, first column,
+    last column)]`` head column groups above the header. Header cells may contain ``\\\\``
+    (two lines)."""
+    environment = "table*" if wide else "table"
+    bold = set(bold)
+    groups = groups or {}
+
+    def head(cell: str) -> str:
+        return (r"\begin{tabular}[b]{@{}c@{}}" + cell + r"\end{tabular}" if r"\\" in cell
+                else cell)
+
+    lines = [rf"\begin{{{environment}}}[{placement}]", r"\centering", size,
+             rf"\caption{{{caption}}}", rf"\label{{{label}}}",
+             r"\setlength{\tabcolsep}{3pt}", rf"\begin{{tabular}}{{{align}}}", r"\toprule"]
+    if spans:
+        cells, rules, column = [], [], 1
+        for title, first, last in spans:
+            cells += [""] * (first - column)
+            cells.append(rf"\multicolumn{{{last - first + 1}}}{{c}}{{{title}}}")
+            rules.append(rf"\cmidrule(lr){{{first}-{last}}}")
+            column = last + 1
+        lines += [" & ".join(cells) + r" \\", "".join(rules)]
+    lines += [" & ".join(head(c) for c in header) + r" \\", r"\midrule"]
+    for r, cells in enumerate(rows):
+        if r in groups:
+            if r:
+                lines.append(r"\midrule")
+            lines.append(rf"\multicolumn{{{len(header)}}}{{@{{}}l}}{{\emph{{{groups[r]}}}}} \\")
+        lines.append(" & ".join(rf"\textbf{{{c}}}" if (r, i) in bold and c not in ("", "--")
+                                else c for i, c in enumerate(cells)) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if notes:
+        lines += [r"\par\smallskip", r"\parbox{\linewidth}{" + notes + "}"]
+    lines.append(rf"\end{{{environment}}}")
+    return "\n".join(lines) + "\n"
+
+
+def percent_cell(gap) -> str:
+    """A gap as a LaTeX cell: ``0`` for optimal, ``<0.1`` for a tiny nonzero one."""
+    if gap is None or pd.isna(gap):
+        return "--"
+    if gap <= 0:
+        return "0"
+    return _percent(gap).replace("<", r"$<$")
+
+
+def seconds_cell(seconds) -> str:
+    """Seconds as a cell: milliseconds below 1 s (``12\\,ms``), else one decimal."""
+    if seconds is None or pd.isna(seconds):
+        return "--"
+    if seconds < 1:
+        return f"{1000 * seconds:.1f}\\,ms" if seconds < 0.1 else f"{1000 * seconds:.0f}\\,ms"
+    return f"{seconds:.1f}\\,s"
+
+
+def mib_cell(value) -> str:
+    """Bytes as MiB with three decimals."""
+    if value is None or pd.isna(value):
+        return "--"
+    return f"{value / 2**20:.3f}"

@@ -115,8 +115,8 @@ def add_exact_options(parser: argparse.ArgumentParser) -> None:
     ``**solver_params``), and method parameters in general."""
     group = parser.add_argument_group("exact methods")
     group.add_argument("--warm-start", type=_warm_start, metavar="true|false|A,B,...",
-                       help="the warm start: the problem's heuristics (true, the default), none "
-                            "(false), or these heuristics")
+                       help="the warm start: the problem's heuristics (true: the default, but "
+                            "false for the peers), none (false), or these heuristics")
     group.add_argument("--initial-solution", metavar="FILE",
                        help="a solution to start from (the format of --output)")
     group.add_argument("--param", type=_parameter, action="append", default=[],

@@ -49,7 +49,9 @@ def add_parser(subparsers) -> None:
 
 
 def _default_methods(problem: Problem) -> list[str]:
-    return [name for name, info in methods().items()
+    """optplan's own records heuristics (peers run only when named: some take their whole
+    time limit)."""
+    return [name for name, info in methods(builtin_only=True).items()
             if info.kind == "heuristic" and info.input == "records"
             and problem in info.implementations]
 

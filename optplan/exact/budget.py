@@ -58,12 +58,13 @@ class TimeSplit:
     ``column_generation``: the first CP-SAT phase and the configuration LP of shared objects;
     ``dive`` and ``integer_master``: within column generation, the price-and-branch dive (of
     what is left) and the integer restricted master (of the stage's limit); ``first_probe``
-    and ``later_probe``: the search's lower-bound probe and every later probe (of what is
-    left); ``relaxation``: preload's cumulative relaxation and its packings;
-    ``slicing_search``: preload with layer slicing, the search over slicings before the joint
-    model, and within it ``fluid_master`` (doubled when a master solve found nothing new),
-    ``unsliced`` and ``fixed_slicing`` (of the stage's limit) for the first master solve, the
-    plan without slicing and every other slicing solved exactly. The ``*_seconds`` fields are the stage
+    and ``later_probe``: a capacity bisection's lower-bound probe and every later probe (of
+    what is left; ``search`` and the ``minimalloc`` peer); ``relaxation``: preload's
+    cumulative relaxation and its packings; ``slicing_search``: preload with layer
+    slicing, the search over slicings before the joint model, and within it
+    ``fluid_master`` (doubled when a master solve found nothing new), ``unsliced`` and
+    ``fixed_slicing`` (of the stage's limit) for the first master solve, the plan without
+    slicing and every other slicing solved exactly. The ``*_seconds`` fields are the stage
     lengths without a time limit.
     """
 

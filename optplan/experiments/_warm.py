@@ -10,3 +10,8 @@ from optplan.registry import methods
 if os.environ.get("PYTHONSAFEPATH") == SAFE_PATH_MARK:  # set only to start this process
     del os.environ["PYTHONSAFEPATH"]
 methods()
+
+try:  # the peers' package imports matplotlib (1-2 s): once here, not in every peer job's time
+    import omnimalloc  # noqa: F401
+except ImportError:
+    pass

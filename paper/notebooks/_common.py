@@ -4,6 +4,7 @@ Set ``OPTPLAN_PAPER_RESULTS`` to analyse other run directories (one folder holdi
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -18,8 +19,12 @@ RESULTS_ROOT = Path(os.environ.get("OPTPLAN_PAPER_RESULTS", PAPER / "results"))
 
 
 def run_dirs() -> list[Path]:
-    """Every committed run directory (a folder with ``results.jsonl``)."""
-    found = sorted(p.parent for p in RESULTS_ROOT.glob("*/results.jsonl"))
+    """The run directories of the paper's evaluation, as ``paper/build.py`` reads them
+    (its ``EVALUATION_RUNS``: not the peers run, not ``make run``'s default run)."""
+    spec = importlib.util.spec_from_file_location("paper_build", PAPER / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    found = build.run_directories(RESULTS_ROOT)
     assert found, f"no run directories under {RESULTS_ROOT}"
     return found
 

@@ -1,82 +1,95 @@
 # %% [markdown]
-# # Where a heuristic fails, and why
+# # Where heuristics fail, and why
 #
-# For offsets, take the instance where greedy by size (Pisarchyk & Lee 2020 §5.2) is furthest
-# from the proven optimum. Reload both committed solutions, re-validate them, and find the
-# tensor whose top edge sets the heuristic's arena: at the operators where it is live, the
-# live tensors need far less than the arena — the rest is fragmentation that the optimum avoids.
+# Every heuristic plan above the proven optimum on the real networks (plain problems, first
+# repetition) has a failure mode, written to its run directory's `failures.csv` by
+# `paper/prune.py` while the solution files were there (`optplan.analysis.failures`):
+#
+# * offsets — *stacked objects* (a shared-objects plan stacked into one arena),
+#   *fragmented peak* (the tensor that sets the arena is live at an operator of maximum
+#   breadth), *off-peak fragmentation* (it is live only below the maximum breadth);
+# * shared objects — *extra objects* (more objects than the largest profile has tensors),
+#   *oversized objects* (some object larger than its positional maximum).
+#
+# This notebook sweeps every such (heuristic, instance) pair of the committed rows: it checks
+# that `failures.csv` covers exactly them, re-runs each heuristic that took under a second
+# (all are deterministic or seeded) through the validator, checks that it reproduces the
+# committed objective and mode, and that every offsets failure is fragmentation: the bytes
+# live under the arena-setting tensor fit in the optimum.
 
 # %%
-from pathlib import Path
+import time
+from collections import Counter
 
-from _common import proven_optima, raw_rows
+from _common import proven_optima, raw_rows, run_dirs
 
+from optplan import solve
+from optplan.analysis.failures import classify_offsets, classify_shared_objects, read_failures
 from optplan.analysis.load import instance_for_key
-from optplan.bounds import max_breadth
-from optplan.formats import read_solution_csv
-from optplan.validate import validate
 
-METHOD = "greedy_by_size"
+RERUN_BELOW_S = 1.0
 rows = raw_rows()
 optima = proven_optima(rows)
-
-# %%
-candidates = []
-for row in rows:
-    key = (row["instance"], "offsets")
-    if (row["method"] == METHOD and row["problem"] == "offsets" and row["valid"]
-            and not row.get("inplace")
-            and key in optima and row.get("solution_file")
-            and (Path(row["run_dir"]) / row["solution_file"]).is_file()):
-        candidates.append(((row["objective"] - optima[key]) / optima[key], row))
-assert candidates, "no committed greedy-by-size offsets solution with a proven optimum"
-gap, heuristic_row = max(candidates, key=lambda c: c[0])
-name = heuristic_row["instance"]
-print(f"worst instance for {METHOD}: {name}, gap {100 * gap:.1f} %")
-
-# %%
-instance = instance_for_key(heuristic_row["instance_key"]).without_inplace()  # as solve() ran it
-heuristic = read_solution_csv(instance, "offsets",
-                              Path(heuristic_row["run_dir"]) / heuristic_row["solution_file"])
-assert validate(instance, "offsets", heuristic) == []
-assert heuristic.arena_size == heuristic_row["objective"]
-
-optimal_rows = [r for r in rows if r["instance"] == name and r["problem"] == "offsets"
-                and not r.get("inplace")
-                and r["status"] == "OPTIMAL" and r.get("solution_file")
-                and (Path(r["run_dir"]) / r["solution_file"]).is_file()]
-if optimal_rows:
-    optimal_row = optimal_rows[0]
-    optimum = read_solution_csv(instance, "offsets",
-                                Path(optimal_row["run_dir"]) / optimal_row["solution_file"])
-    assert validate(instance, "offsets", optimum) == []
-    assert optimum.arena_size == optima[(name, "offsets")] <= heuristic.arena_size
-    print(f"optimum ({optimal_row['method']}): {optimum.arena_size} B, "
-          f"{METHOD}: {heuristic.arena_size} B")
+failures = read_failures(run_dirs())
+assert len(failures), "no failures.csv in the committed runs"
+recorded = {(f.instance, f.problem, f.method): f.mode for f in failures.itertuples()}
 
 # %% [markdown]
-# ## The tensor that sets the arena, and the memory live under it
+# ## The failing pairs of the rows are exactly the classified ones
 
 # %%
-records = instance.records
-top = max(range(len(records)), key=lambda i: heuristic.offsets[i] + records[i].size)
-record = records[top]
-assert heuristic.offsets[top] + record.size == heuristic.arena_size
+failing = {}
+for row in rows:
+    key = (row["instance"], row["problem"])
+    if (row["kind"] == "heuristic" and row["valid"] and not row.get("inplace")
+            and not row.get("repetition") and key in optima and row["objective"] > optima[key]
+            and "/data/networks/" in "/" + row["instance_key"]):
+        failing[(row["instance"], row["problem"], row["method"])] = row
+assert set(failing) == set(recorded), set(failing) ^ set(recorded)
+print(f"{len(failing)} failing (heuristic, network, problem) triples, all classified")
 
+# %% [markdown]
+# ## Re-run the quick ones: same objective, same mode, fragmentation
 
-def live_bytes(op: int) -> int:
-    return sum(r.size for r in records if r.first_op <= op <= r.last_op)
+# %%
+totals = {(r["instance"], r["method"]): r["objective"] for r in rows
+          if r["problem"] == "shared-objects" and r["kind"] == "heuristic"
+          and not r.get("inplace") and r["valid"]}
+instances, rerun, started = {}, 0, time.perf_counter()
+for (name, problem, method), row in sorted(failing.items()):
+    if row["wall_time_s"] >= RERUN_BELOW_S:
+        continue
+    if name not in instances:
+        instances[name] = instance_for_key(row["instance_key"])
+    instance = instances[name]
+    flags = {"seed": row["seed"]} if row.get("seed") is not None else {}
+    result = solve(instance, method, problem, **(row.get("params") or {}), **flags)
+    assert result.valid and result.objective == row["objective"], (name, problem, method)
+    plain = instance.without_inplace()
+    if problem == "offsets":
+        mode = classify_offsets(plain, result.solution, totals.get((name, method)))
+        if mode != "stacked objects":
+            top = max(range(len(plain)), key=lambda i: result.solution.offsets[i]
+                      + plain.records[i].size)
+            record = plain.records[top]
+            live = max(sum(r.size for r in plain.records if r.first_op <= op <= r.last_op)
+                       for op in range(record.first_op, record.last_op + 1))
+            assert live <= optima[(name, problem)] < result.objective, (name, method)
+    else:
+        mode = classify_shared_objects(plain, result.solution)
+    assert mode == recorded[(name, problem, method)], (name, problem, method, mode)
+    rerun += 1
+print(f"re-ran {rerun} of {len(failing)} in {time.perf_counter() - started:.0f} s: "
+      "same objectives and modes")
 
+# %% [markdown]
+# ## Failure modes per problem and method
 
-live_peak = max(live_bytes(op) for op in range(record.first_op, record.last_op + 1))
-print(f"top tensor #{top}: {record.size} B live over ops [{record.first_op}, {record.last_op}], "
-      f"placed at offset {heuristic.offsets[top]}")
-print(f"live bytes at its ops: at most {live_peak}; arena {heuristic.arena_size}; "
-      f"fragmentation {heuristic.arena_size - live_peak} B "
-      f"({100 * (heuristic.arena_size - live_peak) / heuristic.arena_size:.1f} % of the arena)")
-print(f"max breadth of the instance: {max_breadth(instance)}")
-
-# The heuristic's extra memory over the optimum is wasted address space, not live data:
-# the live bytes under the top tensor fit in the optimum's arena.
-if gap > 0:
-    assert live_peak <= optima[(name, "offsets")] < heuristic.arena_size
+# %%
+for problem in ("offsets", "shared-objects"):
+    part = failures[failures["problem"] == problem]
+    print(f"\n{problem}: {len(part)} failing plans")
+    for mode, count in Counter(part["mode"]).most_common():
+        print(f"  {mode:24} {count:5d} ({100 * count / len(part):.0f} %)")
+    table = part.groupby(["method", "mode"]).size().unstack(fill_value=0)
+    print(table.to_string())
