@@ -200,3 +200,33 @@ def test_solve_command_slicing_flag(capsys, tmp_path):
                  "--slicing", "--json"])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.count("\n") == 1 and "--slicing" in err
+
+
+@pytest.mark.parametrize("extra, field", [
+    (["--method", "flexnn", "--budget", "8"], "slicing"),          # a heuristic: no such option
+    (["--method", "lower_bound", "--budget", "8"], "slicing"),
+    (["--method", "cpsat", "--budget", "7"], "--budget"),          # below every slicing
+    (["--method", "milp_highs", "--budget", "7"], "--budget"),
+    (["--method", "cpsat", "--budget", "8", "--param", "menu=[1,0]"], "menu"),
+    (["--method", "cpsat", "--budget", "8", "--param", "menu=2"], "menu"),
+])
+def test_solve_command_bad_slicing_exits_2_with_one_line(capsys, tmp_path, extra, field):
+    path = tmp_path / "tiny_fc.json"
+    from optplan.preload import write_preload_instance
+    write_preload_instance(tiny_fc(), path)
+    code = main(["solve", str(path), "--problem", "preload", "--slicing", "--time-limit", "5",
+                 *extra])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and field in err
+
+
+def test_solve_command_infeasible_with_slicing_says_why(capsys, tmp_path):
+    # A menu whose counts the FC layer does not admit: nothing slices, 12 bytes must live.
+    path = tmp_path / "tiny_fc.json"
+    from optplan.preload import write_preload_instance
+    write_preload_instance(tiny_fc(), path)
+    code = main(["solve", str(path), "--problem", "preload", "--method", "cpsat", "--budget",
+                 "8", "--slicing", "--param", "menu=[3]", "--time-limit", "5"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "INFEASIBLE" in out
+    assert "reason" in out and "under every layer slicing" in out

@@ -15,6 +15,7 @@ from optplan.errors import InputError, about_file
 from optplan.formats.paths import check_output_file
 from optplan.problems import get_problem
 from optplan.registry import get_method
+from optplan.result import Status
 from optplan.solve import solve
 
 
@@ -82,6 +83,9 @@ def run(args) -> int:
             elif key == "status" and get_method(args.method).kind == "bound":
                 value = f"{value} (a bound method: it computes a bound, not a solution)"
             print(f"{key:<{width}}  {value}")
+        reason = result.info.get("reason") or result.info.get("proof")
+        if result.status is Status.INFEASIBLE and reason:   # why no plan exists
+            print(f"{'reason':<{width}}  {reason}")
         for violation in result.violations:
             print(f"violation  {violation}")
     if result.valid is False:  # a method's wrong answer is never a success
