@@ -1,5 +1,6 @@
 """The budget sweep with layer slicing (issue 21 item 4): ``[preload] slicing = true`` and
-``spacing`` in a config, a run with the four series, and its figure and table
+``spacing`` in a config, a run with the four series, its preload figure and table
+(:mod:`optplan.analysis.figures`, :mod:`optplan.analysis.tables`) and its slicing table
 (:mod:`optplan.analysis.slicing`)."""
 
 from __future__ import annotations
@@ -7,16 +8,17 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from optplan.analysis.load import load_results
-from optplan.analysis.slicing import (render_slicing_latex, render_slicing_markdown,
-                                      slicing_figure, slicing_rows, slicing_table,
-                                      sweep_minimums)
+from optplan.analysis.figures import preload_figure, preload_title
+from optplan.analysis.slicing import render_slicing_markdown, slicing_table, sweep_minimums
 from optplan.analysis.style import save_figure
 from optplan.errors import InputError
 from optplan.experiments.config import parse_config
 from optplan.experiments.grid import expand
+from optplan.analysis.tables import preload_table, render_preload_markdown
 from optplan.experiments.runner import run_experiment
 from optplan.preload import write_preload_instance
 from slicing_factories import tiny_fc
@@ -79,19 +81,27 @@ def test_a_sliced_run_draws_and_tabulates(tmp_path, tiny_fc_file):
     run = tmp_path / "run"
     run_experiment(config, out=run, jobs=1, stream=io.StringIO(), bar=False)
     results = load_results(run)
-    rows = slicing_rows(results)
-    assert set(rows["series"]) == {"flexnn", "flexnn_sliced", "exact", "exact_sliced"}
-    exact = rows[rows["series"] == "exact_sliced"].set_index("budget")
-    assert exact["proven"].all() and exact.loc[8, "objective"] == 27
-    assert rows[(rows["series"] == "exact") & (rows["budget"] == 8)]["objective"].isna().all()
+    table = preload_table(results).set_index("budget")
+    assert table["proven_sliced"].all() and table.loc[8, "optimum_sliced"] == 27
+    assert table.loc[8, "exact_status"] == "INFEASIBLE" and not table.loc[8, "proven"]
+    assert pd.isna(table.loc[8, "flexnn"]) and table.loc[8, "flexnn_sliced"] >= 27
+    assert table.loc[8, "gap:flexnn_sliced"] == table.loc[8, "flexnn_sliced"] / 27 - 1
+    assert table.loc[12, "proven"] and table.loc[12, "gap:flexnn"] >= 0
+    assert "optimum with slicing" in render_preload_markdown(table.reset_index(), "t")
     minimums = sweep_minimums(run)
     assert minimums["tiny_fc"]["minimum"] == 8 and minimums["tiny_fc"]["unsliced_minimum"] == 12
     summary = slicing_table(results, minimums).iloc[0]
     assert (summary["minimum_budget"], summary["minimum_budget_sliced"]) == (12, 8)
     assert summary["proven_sliced"] == summary["budgets"] == 3
-    assert summary["flexnn_sliced_gap_max"] >= 0
-    assert "| tiny fc |" in render_slicing_markdown(slicing_table(results, minimums))
-    assert r"\toprule" in render_slicing_latex(slicing_table(results, minimums))
-    paths = save_figure(slicing_figure(results), tmp_path / "figures", "slicing")
+    assert summary["proven_unsliced"] == 1   # below 12 bytes nothing fits unsliced
+    assert 0 <= summary["gap_median"] <= summary["gap_max"]
+    assert summary["gap_found_max"] == summary["gap_bound_max"] == summary["gap_max"]
+    assert "| tiny_fc |" in render_slicing_markdown(slicing_table(results, minimums))
+    paths = save_figure(preload_figure(results), tmp_path / "figures", "preload")
     assert [Path(p).suffix for p in paths] == [".pdf", ".png"]
     assert all(Path(p).stat().st_size > 1000 for p in paths)
+
+
+def test_preload_titles_drop_the_cost_model():
+    assert preload_title("vgg19_fused_onnx_224_phone_kernels") == "VGG-19 (ONNX), kernels"
+    assert preload_title("resnet50_fused_onnx_224_phone") == "ResNet-50 (ONNX)"

@@ -83,10 +83,9 @@ def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
             written += save_figure(figures.anytime_figure(planning, hard, titles), figures_dir,
                                    "anytime")
     if not results.empty and (results["problem"] == "preload").any():
-        written += _slicing_report(results, run_dirs, tables_dir, figures_dir)
-        plain = results[~results["params"].map(lambda p: bool((p or {}).get("slicing")))]
-        written += save_figure(figures.preload_figure(plain), figures_dir, "preload")
-        table = preload_table(plain)
+        written += save_figure(figures.preload_figure(results), figures_dir, "preload")
+        written += _slicing_report(results, run_dirs, tables_dir)
+        table = preload_table(results)
         if not table.empty:
             (tables_dir / "preload.md").write_text(
                 render_preload_markdown(table, "Preload: latency vs budget."))
@@ -98,25 +97,19 @@ def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
     return written
 
 
-def _slicing_report(results: pd.DataFrame, run_dirs, tables_dir: Path,
-                    figures_dir: Path) -> list[str]:
-    """The curves and table of layer slicing (:mod:`optplan.analysis.slicing`) when exact
-    rows with ``params.slicing`` are among the results (the other preload figure and table
-    leave those rows out)."""
-    sliced = results["params"].map(lambda p: bool((p or {}).get("slicing")))
-    if not (sliced & (results["problem"] == "preload")).any():
-        return []
+def _slicing_report(results: pd.DataFrame, run_dirs, tables_dir: Path) -> list[str]:
+    """The table of layer slicing (:func:`optplan.analysis.slicing.slicing_table`) when exact
+    rows with ``params.slicing`` are among the results."""
     minimums = {}
     for run_dir in run_dirs:
         minimums |= slicing.sweep_minimums(run_dir)
     table = slicing.slicing_table(results, minimums)
+    if table.empty:
+        return []
     caption = "Layer slicing: minimum budgets and FlexNN's gap."
     (tables_dir / "slicing.md").write_text(slicing.render_slicing_markdown(table, caption))
-    (tables_dir / "slicing.tex").write_text(
-        slicing.render_slicing_latex(table, caption, "tab:slicing"))
     table.to_csv(tables_dir / "slicing.csv", index=False)
-    return [str(tables_dir / f"slicing.{suffix}") for suffix in ("md", "tex", "csv")] + \
-        save_figure(slicing.slicing_figure(results), figures_dir, "slicing")
+    return [str(tables_dir / f"slicing.{suffix}") for suffix in ("md", "csv")]
 
 
 def hard_instances(results: pd.DataFrame, count: int = 4, *,
