@@ -44,7 +44,7 @@ from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_decisions, plan_peak, validate_plan
 from optplan.result import SolverOutcome, Status
 
-__all__ = ["build_milp", "milp_preload", "milp_minimum_budget", "solve_milp"]
+__all__ = ["build_milp", "milp_preload", "milp_minimum_budget", "solve_milp", "milp_capacity"]
 
 SOLVER = "milp_highs"
 DEFAULT_WORKERS = 1
@@ -78,6 +78,15 @@ def _live_expression(instance: PreloadInstance, choose: dict, index: int, step: 
     return pinned + sum(choose[index, p] for p in preload_options(instance, index) if p <= step)
 
 
+def milp_capacity(lp, objective: str, budget, budget_range, unit: int):
+    """``(capacity, its largest value)`` in units: the budget for objective ``latency``, an
+    integer variable over ``budget_range`` (bytes) for ``budget``."""
+    if objective == "latency":
+        return budget // unit, budget // unit
+    upper = budget_range[1] // unit
+    return lp.add_variable("budget", -(-budget_range[0] // unit), upper, cat="Integer"), upper
+
+
 def build_milp(instance: PreloadInstance, *, objective: str = "latency",
                budget: int | None = None, budget_range: tuple[int, int] | None = None,
                latency_target: int | None = None,
@@ -87,13 +96,7 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
     pulp = _pulp()
     unit = math.gcd(*(t.size for t in instance.tensors)) or 1
     lp = pulp.LpProblem("preload", pulp.LpMinimize)
-    if objective == "latency":
-        cap_value = budget // unit
-        capacity = cap_value
-    else:
-        cap_value = budget_range[1] // unit
-        capacity = lp.add_variable("budget", -(-budget_range[0] // unit), cap_value,
-                                   cat="Integer")
+    capacity, cap_value = milp_capacity(lp, objective, budget, budget_range, unit)
     choose = _decision_variables(lp, instance)
     offsets = _memory(lp, instance, choose, unit, capacity, cap_value)
     layer_end = _timing(lp, instance, choose)

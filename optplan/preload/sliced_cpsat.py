@@ -34,15 +34,13 @@ from optplan.exact.run import ExactRun
 from optplan.preload.bounds import latency_lower_bound
 from optplan.preload.exact_cpsat import (DEFAULT_WORKERS, SOLVER, BudgetOutcome,
                                          check_cpsat_range, cpsat_preload)
-from optplan.preload.flexnn import pin_all
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_peak, validate_plan
-from optplan.preload.sliced_grid import SlicingGrid, check_menu, slicing_grid, start_sliced
+from optplan.preload.sliced_grid import (SlicingGrid, slicing_grid, start_sliced,
+                                         start_sliced_budget)
 from optplan.preload.sliced_model import (SlicedCpsatModel, build_fluid_relaxation,
                                           build_sliced_cpsat, build_sliced_packing)
-from optplan.preload.sliced_search import minimum_budget_sliced
-from optplan.preload.slicing import (SLICE_MENU, apply_slicing, is_identity,
-                                     sliced_budget_lower_bound)
+from optplan.preload.slicing import SLICE_MENU, apply_slicing, is_identity
 from optplan.result import SolverOutcome, Status
 
 __all__ = ["cpsat_sliced", "cpsat_minimum_budget_sliced", "JOINT_MODEL_CANDIDATES",
@@ -220,20 +218,13 @@ def cpsat_minimum_budget_sliced(instance: PreloadInstance, *,
     Bounds: :func:`~optplan.preload.slicing.sliced_budget_lower_bound` below; above, the
     packing of :func:`~optplan.preload.sliced_search.minimum_budget_sliced` (no target) or
     every weight pinned, unsliced (any reachable target). ``instance.budget`` is ignored."""
-    check_menu(menu)
-    workers = DEFAULT_WORKERS if workers is None else workers
-    seed = 0 if seed is None else seed
-    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "budget",
-            "latency_target": latency_target, "slicing": True}
-    instance = instance.with_budget(None)
-    if latency_target is not None and latency_target < latency_lower_bound(instance):
-        info["proof"] = "target below the latency lower bound"
-        return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
-    lower = sliced_budget_lower_bound(instance, menu)
-    plan = pin_all(instance) if latency_target is not None else \
-        minimum_budget_sliced(instance, menu).plan
-    upper = plan_peak(instance, plan)
-    check_cpsat_range(instance, upper)
+    start = start_sliced_budget(instance, menu, latency_target, time_limit=time_limit,
+                                workers=workers, seed=seed, default_workers=DEFAULT_WORKERS,
+                                check_range=check_cpsat_range)
+    if isinstance(start, BudgetOutcome):
+        return start
+    instance, info, lower, upper, plan = (start.instance, start.info, start.lower, start.upper,
+                                          start.plan)
     budget = Budget(time_limit)
     bound = lower
     proven_by_solver = False
@@ -245,7 +236,7 @@ def cpsat_minimum_budget_sliced(instance: PreloadInstance, *,
         else:
             built = build_sliced_cpsat(grid, budget_range=(lower, upper),
                                        latency_target=latency_target, hint=hint)
-        answer = _solve(built, budget, {"workers": workers, "seed": seed,
+        answer = _solve(built, budget, {"workers": info["workers"], "seed": info["seed"],
                                         "solver_params": solver_params})
         info["cpsat_status"] = answer.status
         if answer.has_solution:

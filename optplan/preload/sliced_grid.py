@@ -40,18 +40,20 @@ from functools import cached_property
 from optplan.errors import InputError
 from optplan.exact.run import ExactRun
 from optplan.preload.bounds import latency_lower_bound
-from optplan.preload.flexnn import plan_from_decisions
+from optplan.preload.exact_cpsat import BudgetOutcome
+from optplan.preload.flexnn import pin_all, plan_from_decisions
 from optplan.preload.flexnn_sliced import flexnn_sliced
 from optplan.preload.formulation import pinned_on_top, trivial_outcome
 from optplan.preload.model import LayerSlicing, PreloadInstance, PreloadPlan, PreloadTensor
-from optplan.preload.simulate import plan_decisions, schedule
+from optplan.preload.simulate import plan_decisions, plan_peak, schedule
+from optplan.preload.sliced_search import minimum_budget_sliced
 from optplan.preload.slicing import (SLICE_MENU, SlicedLayer, apply_slicing, is_identity,
                                      layer_peak, resident_activations, sliced_layer,
-                                     slicing_options)
-from optplan.result import SolverOutcome
+                                     sliced_budget_lower_bound, slicing_options)
+from optplan.result import SolverOutcome, Status
 
 __all__ = ["Candidate", "SlicingGrid", "slicing_grid", "GridSolution", "WARM_START",
-           "warm_start_of", "check_menu", "start_sliced"]
+           "warm_start_of", "check_menu", "start_sliced", "BudgetStart", "start_sliced_budget"]
 
 WARM_START = ("flexnn_sliced", "flexnn", "no_preload")
 """The heuristics an exact method with ``slicing=True`` starts from by default: FlexNN with
@@ -76,6 +78,41 @@ def start_sliced(run: ExactRun, menu, warm_start, initial_solution,
     if run.meets_bound():
         return run.finished("a plan meets the latency lower bound")
     return None
+
+
+@dataclass(frozen=True)
+class BudgetStart:
+    """The start of a minimum budget with slicing: the instance without a budget, the
+    outcome's ``info``, the bracket ``[lower, upper]`` and the plan at ``upper``."""
+
+    instance: PreloadInstance
+    info: dict
+    lower: int
+    upper: int
+    plan: PreloadPlan
+
+
+def start_sliced_budget(instance: PreloadInstance, menu, latency_target: int | None, *,
+                        time_limit, workers, seed, default_workers: int,
+                        check_range) -> BudgetStart | BudgetOutcome:
+    """The start every minimum budget with slicing shares: the menu checked, a target below
+    the latency bound (``INFEASIBLE``), the bracket: below
+    :func:`~optplan.preload.slicing.sliced_budget_lower_bound`, above the packing of
+    :func:`~optplan.preload.sliced_search.minimum_budget_sliced` (no target) or every weight
+    pinned, unsliced (any reachable target); ``check_range(instance, upper)``."""
+    check_menu(menu)
+    workers = default_workers if workers is None else workers
+    info = {"time_limit": time_limit, "workers": workers, "seed": 0 if seed is None else seed,
+            "objective": "budget", "latency_target": latency_target, "slicing": True}
+    instance = instance.with_budget(None)
+    if latency_target is not None and latency_target < latency_lower_bound(instance):
+        info["proof"] = "target below the latency lower bound"
+        return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
+    plan = pin_all(instance) if latency_target is not None else \
+        minimum_budget_sliced(instance, menu).plan
+    upper = plan_peak(instance, plan)
+    check_range(instance, upper)
+    return BudgetStart(instance, info, sliced_budget_lower_bound(instance, menu), upper, plan)
 
 
 def warm_start_of(warm_start, menu=SLICE_MENU):

@@ -40,18 +40,17 @@ from dataclasses import dataclass, field, replace
 from optplan.exact.highs import check_highs_options, run_highs
 from optplan.exact.run import ExactRun
 from optplan.exact.scaling import milp_proof_trusted, proven_bound
-from optplan.preload.bounds import latency_lower_bound
 from optplan.preload.exact_cpsat import BudgetOutcome
-from optplan.preload.exact_milp import DEFAULT_WORKERS, SOLVER, check_milp_range, solve_milp
-from optplan.preload.flexnn import pin_all, plan_from_decisions
+from optplan.preload.exact_milp import (DEFAULT_WORKERS, SOLVER, check_milp_range, milp_capacity,
+                                        solve_milp)
+from optplan.preload.flexnn import plan_from_decisions
 from optplan.preload.formulation import compacted_offsets
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_peak, validate_plan
 from optplan.preload.sliced_model import sliced_horizon
-from optplan.preload.sliced_grid import (GridSolution, SlicingGrid, check_menu, slicing_grid,
-                                         start_sliced)
-from optplan.preload.sliced_search import minimum_budget_sliced
-from optplan.preload.slicing import SLICE_MENU, sliced_budget_lower_bound
+from optplan.preload.sliced_grid import (GridSolution, SlicingGrid, slicing_grid, start_sliced,
+                                         start_sliced_budget)
+from optplan.preload.slicing import SLICE_MENU
 from optplan.result import SolverOutcome, Status
 
 __all__ = ["build_sliced_milp", "milp_sliced", "milp_minimum_budget_sliced", "MAX_TENSORS"]
@@ -110,12 +109,7 @@ def build_sliced_milp(grid: SlicingGrid, *, objective: str = "latency",
                     *(c.tensor.size for c in grid.candidates)) or 1
     lp = pulp.LpProblem("preload_sliced", pulp.LpMinimize)
     top = sliced_horizon(grid)
-    if objective == "latency":
-        cap_value = capacity = budget // unit
-    else:
-        cap_value = budget_range[1] // unit
-        capacity = lp.add_variable("budget", -(-budget_range[0] // unit), cap_value,
-                                   cat="Integer")
+    capacity, cap_value = milp_capacity(lp, objective, budget, budget_range, unit)
     use = [[lp.add_variable(f"u_{l}_{o}", cat="Binary") for o in range(len(options))]
            for l, options in enumerate(grid.options)]
     for layer, row in enumerate(use):
@@ -329,19 +323,13 @@ def milp_minimum_budget_sliced(instance: PreloadInstance, *,
     """Objective (b) over every layer slicing from ``menu`` with HiGHS (see
     :func:`optplan.preload.sliced_cpsat.cpsat_minimum_budget_sliced`)."""
     check_highs_options(solver_params)
-    check_menu(menu)
-    workers = DEFAULT_WORKERS if workers is None else workers
-    seed = 0 if seed is None else seed
-    info = {"time_limit": time_limit, "workers": workers, "seed": seed, "objective": "budget",
-            "latency_target": latency_target, "slicing": True}
-    instance = instance.with_budget(None)
-    if latency_target is not None and latency_target < latency_lower_bound(instance):
-        return BudgetOutcome(Status.INFEASIBLE, None, None, None, info)
-    lower = sliced_budget_lower_bound(instance, menu)
-    plan = pin_all(instance) if latency_target is not None else \
-        minimum_budget_sliced(instance, menu).plan
-    upper = plan_peak(instance, plan)
-    check_milp_range(instance, upper)
+    start = start_sliced_budget(instance, menu, latency_target, time_limit=time_limit,
+                                workers=workers, seed=seed, default_workers=DEFAULT_WORKERS,
+                                check_range=check_milp_range)
+    if isinstance(start, BudgetOutcome):
+        return start
+    instance, info, lower, upper, plan = (start.instance, start.info, start.lower, start.upper,
+                                          start.plan)
     grid = slicing_grid(instance, menu, upper)
     bound = lower
     large = len(grid.activations) + len(grid.candidates) > MAX_TENSORS
@@ -350,8 +338,8 @@ def milp_minimum_budget_sliced(instance: PreloadInstance, *,
     elif lower < upper:
         milp = build_sliced_milp(grid, objective="budget", budget_range=(lower, upper),
                                  latency_target=latency_target, hint=grid.solution_of(plan))
-        answer = run_highs(milp.problem, seconds=time_limit, workers=workers, seed=seed,
-                           params=solver_params, start=milp.start)
+        answer = run_highs(milp.problem, seconds=time_limit, workers=info["workers"],
+                           seed=info["seed"], params=solver_params, start=milp.start)
         info["highs_status"] = answer.status
         if answer.has_solution:
             found = _plan(milp)
