@@ -935,7 +935,9 @@ def slicing_latex(results: pd.DataFrame, run_dirs) -> tuple[str, dict[str, str]]
               "SlicingGapMax": _pct(gaps.max() if len(gaps) else None),
               "SlicingGapFoundMax": _pct(table["gap_found_max"].max()),
               "SlicingGapBoundMax": _pct(table["gap_bound_max"].max()),
-              "SlicingMaxTime": f"{table['time_max_s'].max():.1f}"}
+              "SlicingMaxTime": f"{table['time_max_s'].max():.1f}",
+              "SlicingMaxSlicings": str(int(pd.to_numeric(exact["info"].map(
+                  lambda i: (i or {}).get("slicings_solved")), errors="coerce").max()))}
     ratios = table["minimum_budget"] / table["minimum_budget_sliced"]
     best = table.loc[ratios.idxmax()]
     name = best["instance"]
