@@ -78,7 +78,7 @@ paper-deps:
 # The peers run needs MINIMALLOC_BIN (a MiniMalloc binary built from its source, never
 # vendored here) and is left out without it; the runtimes' rows come from bench/runtimes.py.
 PAPER_CONFIGS ?= paper paper_inplace paper_generated minimalloc paper_ablation \
-                 paper_search_ablation preload order $(if $(MINIMALLOC_BIN),peers,)
+                 paper_search_ablation preload slicing order $(if $(MINIMALLOC_BIN),peers,)
 paper-runs: install
 	@$(if $(MINIMALLOC_BIN),,echo "MINIMALLOC_BIN not set: the peers run is left as it is";)
 	@for config in $(PAPER_CONFIGS); do \

@@ -11,13 +11,17 @@ For each network (default: MobileNet v2, ResNet-50, VGG-19, fused) under a cost-
    scratch buffers, nothing to slice); the others are the kernel-aware instance (the kernels'
    scratch buffers, FlexNN's pre-transformed Winograd weights): ``kernels`` as made (every
    layer on its fastest kernel), ``selection`` with kernel selection, ``slicing`` with kernel
-   selection and slicing from the menu 1, 2, 4, 8, 16. ``flexnn_sliced`` is the smallest
-   budget at which the method finds a plan (bisection to 0.1 %).
+   selection and slicing from the menu 1, 2, 4, 8, 16. ``exact slicing`` is the exact minimum
+   over every slicing (:func:`optplan.preload.pareto.minimum_budget` with ``slicing=True``,
+   CP-SAT, ``--time-limit``): proven or bracketed, with its solve time. ``flexnn_sliced`` is
+   the smallest budget at which the method finds a plan (bisection to 0.1 %).
 2. A sweep of ``--steps`` budgets spaced geometrically from the minimum with slicing to the
    kernel-aware instance's no-pressure budget (every weight pinned), plus today's minimum
    budget. At every budget: FlexNN on today's instance, FlexNN on the kernel-aware instance
-   (no slicing), ``flexnn_sliced``, the number of layers it slices and its time; every plan
-   validated (``-``: the method finds no plan there).
+   (no slicing), ``flexnn_sliced``, the number of layers it slices and its time, and the exact
+   method with slicing (``cpsat``, ``slicing=True``, ``--time-limit`` seconds, 2 workers):
+   its latency, status (``*``: proven optimal), proven bound and time; every plan validated
+   (``-``: the method finds no plan there).
 
 ``--make-instances`` writes the kernel-aware instances to
 ``data/preload/<network>_<profile>_kernels.json`` and exits.
@@ -37,8 +41,10 @@ from optplan.errors import OptplanError
 from optplan.preload import budget_lower_bound, write_preload_instance
 from optplan.preload.costmodel import preload_instance_from_network
 from optplan.preload.flexnn import pin_all
+from optplan.preload.pareto import budget_sweep, minimum_budget
 from optplan.preload.sliced_search import minimum_budget_sliced, packed_plan
 from optplan.preload.slicing import SLICE_MENU
+from optplan.result import Status
 from optplan.solve import solve
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,6 +59,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--profile", default="phone",
                         help="phone, embedded or a profile JSON file (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=8, help="budgets per sweep (default 8)")
+    parser.add_argument("--time-limit", type=float, default=30.0,
+                        help="seconds for each exact solve (default 30)")
     parser.add_argument("--make-instances", action="store_true",
                         help="write data/preload/<network>_<profile>_kernels.json and exit")
     return parser.parse_args(argv)
@@ -91,6 +99,19 @@ def fmt(value) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def exact_minimum(kernel_aware, time_limit: float) -> None:
+    """The exact minimum budget over every slicing, proven or bracketed."""
+    start = time.perf_counter()
+    outcome = minimum_budget(kernel_aware, slicing=True, time_limit=time_limit, workers=2,
+                             seed=0)
+    seconds = time.perf_counter() - start
+    if outcome.status is Status.OPTIMAL:
+        text = f"{fmt(outcome.budget):>14} (proven)"
+    else:
+        text = f"{fmt(outcome.best_bound):>14} .. {fmt(outcome.budget):>14}"
+    print(f"  minimum budget {'exact slicing':<10} {text}  {seconds:.2f} s", flush=True)
+
+
 def minimum_budgets(today, kernel_aware) -> dict:
     brackets = {"today": minimum_budget_sliced(today, (1,)),
                 "selection": minimum_budget_sliced(kernel_aware, (1,)),
@@ -106,28 +127,34 @@ def minimum_budgets(today, kernel_aware) -> dict:
     return rows
 
 
-def sweep(today, kernel_aware, rows: dict, steps: int) -> None:
+def sweep(today, kernel_aware, rows: dict, steps: int, time_limit: float) -> None:
     low = rows["slicing"][1]
     high = max(pin_all(kernel_aware).peak, pin_all(today).peak)
-    budgets = {round(low * (high / low) ** (k / (steps - 1))) for k in range(steps)}
+    budgets = set(budget_sweep(low, high, steps, "geometric"))
     budgets.add(rows["today"][1])
     header = ["budget", "flexnn_today_us", "flexnn_kernels_us", "flexnn_sliced_us",
-              "sliced_layers", "sliced_s"]
-    widths = [14, 16, 18, 17, 14, 9]
+              "sliced_layers", "sliced_s", "exact_sliced_us", "exact_bound_us", "exact_s"]
+    widths = [14, 16, 18, 17, 14, 9, 16, 15, 8]
     print("  " + "  ".join(h.rjust(w) for h, w in zip(header, widths)))
     for budget in sorted(budgets):
         results = {"flexnn_today": solve(today, "flexnn", "preload", budget=budget),
                    "flexnn_kernels": solve(kernel_aware, "flexnn", "preload", budget=budget),
                    "flexnn_sliced": solve(kernel_aware, "flexnn_sliced", "preload",
-                                          budget=budget)}
+                                          budget=budget),
+                   "exact_sliced": solve(kernel_aware, "cpsat", "preload", budget=budget,
+                                         slicing=True, time_limit=time_limit, workers=2,
+                                         seed=0)}
         for label, result in results.items():
             if result.solution is not None and not result.valid:
                 raise SystemExit(f"invalid plan from {label} at {budget}: "
                                  f"{result.violations[:3]}")
-        sliced = results["flexnn_sliced"]
+        sliced, exact = results["flexnn_sliced"], results["exact_sliced"]
         count = len(sliced.solution.slicing) if sliced.solution is not None else None
-        cells = [fmt(budget)] + [fmt(r.objective) for r in results.values()] + [
-            fmt(count), f"{sliced.wall_time_s:.2f}"]
+        proven = "*" if exact.status is Status.OPTIMAL else ""
+        cells = [fmt(budget)] + [fmt(results[k].objective) for k in
+                                 ("flexnn_today", "flexnn_kernels", "flexnn_sliced")] + [
+            fmt(count), f"{sliced.wall_time_s:.2f}", fmt(exact.objective) + proven,
+            fmt(exact.best_bound), f"{exact.wall_time_s:.1f}"]
         print("  " + "  ".join(c.rjust(w) for c, w in zip(cells, widths)), flush=True)
 
 
@@ -150,10 +177,11 @@ def main(argv=None) -> int:
             print(f"# {kernel_aware.name}: {kernel_aware.num_layers} layers, "
                   f"{len(kernel_aware)} tensors", flush=True)
             rows = minimum_budgets(today, kernel_aware)
+            exact_minimum(kernel_aware, args.time_limit)
             smallest = flexnn_sliced_minimum(kernel_aware, rows["slicing"][0],
                                              pin_all(kernel_aware).peak)
             print(f"  minimum budget {'flexnn_sliced':<10} {fmt(smallest):>14}", flush=True)
-            sweep(today, kernel_aware, rows, args.steps)
+            sweep(today, kernel_aware, rows, args.steps, args.time_limit)
             print(f"  ({time.perf_counter() - start:.1f} s)", flush=True)
     except OptplanError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -47,6 +47,7 @@ from optplan.analysis.names import (is_paper_network, latex_escape, method_label
                                     network_label, problem_label)
 from optplan.analysis.figures import gap_feature_figure, order_figure  # noqa: E402
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
+from optplan.analysis.slicing import slicing_table, sweep_minimums  # noqa: E402
 from optplan.analysis.style import save_figure  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
@@ -126,7 +127,7 @@ def macro_name(*parts: str) -> str:
 
 
 EVALUATION_RUNS = ("paper", "paper_inplace", "paper_generated", "minimalloc", "paper_ablation",
-                   "paper_search_ablation", "preload", "order")
+                   "paper_search_ablation", "preload", "slicing", "order")
 """The run directories of optplan's own evaluation (``make paper-runs`` re-makes them)."""
 PEERS_RUN = "peers"
 """optplan's exact methods beside MiniMalloc and OmniMalloc's allocators (issue 19)."""
@@ -1118,6 +1119,62 @@ def preload_macros(results: pd.DataFrame) -> dict[str, str]:
     return macros
 
 
+def slicing_latex(results: pd.DataFrame, run_dirs) -> tuple[str, dict[str, str]]:
+    """Layer slicing (the ``slicing`` run): per network the minimum feasible budget without
+    and with slicing, the budgets proven with slicing, FlexNN-with-slicing's gap to the
+    proven optimum with slicing and the exact solve times; macros for the text."""
+    minimums = {}
+    for run_dir in run_dirs:
+        minimums |= sweep_minimums(run_dir)
+    table = slicing_table(results, minimums) if len(results) else pd.DataFrame()
+    if table.empty:
+        return "% no layer-slicing run\n", {"SlicingStatus": "pending"}
+    header = ["network", r"min.\\budget", r"with\\slicing", r"proven\\plain", r"proven\\sliced",
+              r"gap\\max", r"gap\\median", r"gap\\bracket", r"time\\median", r"time\\max"]
+    rows = []
+    for _, row in table.iterrows():
+        name = row["instance"]
+        bracket = (f"{percent_cell(row['gap_found_max'])}--{percent_cell(row['gap_bound_max'])}"
+                   if not pd.isna(row["gap_bound_max"]) else "--")
+        rows.append([latex_escape(network_label(str(name).split("_phone")[0], source=False)),
+                     f"{row['minimum_budget'] / 2**20:.1f}",
+                     f"{row['minimum_budget_sliced'] / 2**20:.1f}",
+                     f"{row['proven_unsliced']}/{row['budgets']}",
+                     f"{row['proven_sliced']}/{row['budgets']}",
+                     percent_cell(row["gap_max"]), percent_cell(row["gap_median"]), bracket,
+                     seconds_cell(row["time_median_s"]), seconds_cell(row["time_max_s"])])
+    exact = results[(results["method"] == "cpsat")
+                    & results["params"].map(lambda p: bool((p or {}).get("slicing")))]
+    limits = sorted(set(pd.to_numeric(exact["time_limit"], errors="coerce").dropna()))
+    gaps = table["gap_max"].dropna()
+    macros = {"SlicingStatus": "done", "SlicingNumNetworks": str(len(table)),
+              "SlicingNumBudgets": str(int(table["budgets"].sum())),
+              "SlicingNumProven": str(int(table["proven_sliced"].sum())),
+              "SlicingNumProvenPlain": str(int(table["proven_unsliced"].sum())),
+              "SlicingTimeLimit": ", ".join(f"{t:g}" for t in limits) or "--",
+              "SlicingGapMax": _pct(gaps.max() if len(gaps) else None),
+              "SlicingGapFoundMax": _pct(table["gap_found_max"].max()),
+              "SlicingGapBoundMax": _pct(table["gap_bound_max"].max()),
+              "SlicingMaxTime": f"{table['time_max_s'].max():.1f}",
+              "SlicingMaxSlicings": str(int(pd.to_numeric(exact["info"].map(
+                  lambda i: (i or {}).get("slicings_solved")), errors="coerce").max()))}
+    ratios = table["minimum_budget"] / table["minimum_budget_sliced"]
+    best = table.loc[ratios.idxmax()]
+    name = best["instance"]
+    macros |= {"SlicingBestNetwork": latex_escape(network_label(str(name).split("_phone")[0],
+                                                                source=False)),
+               "SlicingBestRatio": f"{ratios.max():.1f}",
+               "SlicingBestMin": f"{best['minimum_budget'] / 2**20:.1f}",
+               "SlicingBestMinSliced": f"{best['minimum_budget_sliced'] / 2**20:.1f}",
+               "SlicingNumShrunk": str(int((ratios > 1).sum()))}
+    caption = ("Layer slicing: minimum feasible budget (MiB) without and with slicing, budgets "
+               "proven without and with slicing, FlexNN-with-slicing's gap to the proven "
+               "optimum with slicing (\\%; bracket over every budget: to the best plan found "
+               "and to the proven bound), exact solve time with slicing.")
+    return latex_table(header, rows, caption=caption, label="tab:slicing", wide=True,
+                       align="l" + "r" * (len(header) - 1)), macros
+
+
 def model_macros() -> dict[str, str]:
     """Constants of the models the text names: the phone cost profile, the MILP size cap."""
     from optplan.exact.milp import MODEL_TERMS_LIMIT
@@ -1202,7 +1259,8 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                    results[results["instance"].isin(set(ablation["instance"]))
                            & (results["repetition"].fillna(0) == 0)]),
                "ablation_search.tex": ablation_search_latex(search_ablation, minimalloc[
-                   minimalloc["run"] != "paper_search_ablation"])}
+                   minimalloc["run"] != "paper_search_ablation"]),
+               "slicing.tex": slicing_latex(preload[preload["run"] == "slicing"], run_dirs)}
     if search_dir is not None:
         before_after, long_runs = (read_jsonl(Path(search_dir) / name) if
                                    (Path(search_dir) / name).is_file() else []
@@ -1230,7 +1288,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     if len(features):
         save_figure(gap_feature_figure(features, "peak_live_count", "tensors live at the peak"),
                     out_dir / "figures", "features")
-    macros |= preload_macros(preload) | model_macros()
+    macros |= preload_macros(preload[preload["run"] == "preload"]) | model_macros()
     macros |= machine_macros([*run_dirs, *([peers_dir] if peers_dir is not None else [])])
     if runtimes_dir is not None:  # tables/runtimes.tex and runtimes_macros.tex (main.tex inputs it)
         runtimes.write(runtimes_dir, out_dir)

@@ -237,64 +237,114 @@ def anytime_figure(results: pd.DataFrame, instances, titles: dict | None = None)
     return figure
 
 
-_PRELOAD_SERIES = (("flexnn", "FlexNN", 1), ("no_preload", "no preload", 3),
-                   ("cpsat", "optimum (CP-SAT)", 0))
-_PRELOAD_SUFFIX = "_phone"  # the cost-model profile in the preload instances' names
+_PRELOAD_SERIES = (("flexnn", False, "FlexNN", 1, "o", "-"),
+                   ("flexnn_sliced", False, "FlexNN with slicing", 4, "D", "--"),
+                   ("no_preload", False, "no preload", 3, "o", "-"),
+                   ("cpsat", False, "optimum (CP-SAT)", 0, "o", "-"),
+                   ("cpsat", True, "optimum with slicing", 2, "^", "-"))
+"""The preload curves: (method, ``params.slicing``, label, colour, marker, line style); the
+exact ones (``cpsat``) hollow where not proven, their proven bound dashed and thin."""
+_PRELOAD_SUFFIXES = ("_kernels", "_phone")  # the cost model in the preload instances' names
+
+
+def preload_title(instance: str) -> str:
+    """A preload panel's title: the network without the cost model's suffixes
+    (``vgg19_fused_onnx_224_phone_kernels`` -> ``VGG-19 (ONNX), kernels``)."""
+    name = str(instance)
+    kernels = name.endswith("_kernels")
+    for suffix in _PRELOAD_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return network_label(name) + (", kernels" if kernels else "")
+
+
+def _is_sliced(params) -> bool:
+    return bool((params or {}).get("slicing")) if isinstance(params, dict) else False
+
+
+def _budget_axis(axis, budgets) -> None:
+    """A log budget axis (MiB) with plain numbers when the budgets span more than a factor of
+    four (a sweep below the minimum budget without slicing), else linear."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if len(budgets) and budgets.max() > 4 * budgets.min():
+        axis.set_xscale("log")
+        axis.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.xaxis.set_minor_formatter(NullFormatter())
+    axis.set_xlabel("budget (MiB)")
 
 
 def preload_figure(results: pd.DataFrame):
-    """Latency vs memory budget, one panel per network: FlexNN, the no-preload baseline and
-    CP-SAT's latency (filled: proven optimal, hollow: best found), CP-SAT's proven bound
-    (dashed) and the unlimited-memory latency bound (dotted)."""
+    """Latency vs memory budget, one panel per instance (the kernel-aware instances of a
+    layer-slicing sweep in a second row): FlexNN without and with its slicing, the no-preload
+    baseline and CP-SAT's latency without and with slicing (filled: proven optimal, hollow:
+    best found; dashed: its proven bound), the unlimited-memory latency bound (dotted)."""
     apply_style()
     rows = results[(results["problem"] == "preload") & (results["valid"] == True)].copy()  # noqa
     every = results[results["problem"] == "preload"].copy()
     for frame in (rows, every):
         if "budget" not in frame or frame["budget"].isna().all():
             frame["budget"] = frame["params"].map(lambda p: (p or {}).get("budget"))
+        frame["sliced"] = frame["params"].map(_is_sliced)
     rows = rows[rows["budget"].notna()]
     every = every[every["budget"].notna()]
     instances = sorted(every["instance"].unique())
-    figure, axes = plt.subplots(1, max(1, len(instances)), figsize=(_WIDTH, 2.5),
-                                squeeze=False)
+    panels = [group for group in ([i for i in instances if not str(i).endswith("_kernels")],
+                                  [i for i in instances if str(i).endswith("_kernels")])
+              if group] or [[]]
+    columns = max(len(group) for group in panels)
+    figure, axes = plt.subplots(len(panels), max(1, columns),
+                                figsize=(_WIDTH, 2.5 * len(panels)), squeeze=False)
     handles = {}
-    for axis, instance in zip(axes[0], instances):
-        group = rows[rows["instance"] == instance]
-        for method, label, colour_index in _PRELOAD_SERIES:
-            curve = group[group["method"] == method].sort_values("budget")
-            if curve.empty:
-                continue
+    for row, group_instances in enumerate(panels):
+        for axis in axes[row][len(group_instances):]:
+            axis.set_visible(False)
+        for axis, instance in zip(axes[row], group_instances):
+            handles |= _preload_panel(axis, rows[rows["instance"] == instance],
+                                      every[every["instance"] == instance])
+            axis.set_title(preload_title(instance))
+        axes[row][0].set_ylabel("latency (ms)")
+    if handles:
+        order = [entry[2] for entry in _PRELOAD_SERIES]
+        labels = sorted(handles, key=lambda label: (order.index(label) if label in order
+                                                    else len(order), label))
+        figure.legend([handles[label] for label in labels], labels, frameon=False,
+                      loc="upper center", ncol=min(4, len(labels)), bbox_to_anchor=(0.5, 0.0))
+    figure.subplots_adjust(wspace=0.3, hspace=0.45)
+    return figure
+
+
+def _preload_panel(axis, rows: pd.DataFrame, every: pd.DataFrame) -> dict:
+    """One instance's curves (see :func:`preload_figure`); returns the legend handles."""
+    handles = {}
+    for method, sliced, label, colour_index, marker, style in _PRELOAD_SERIES:
+        colour = line_colour(colour_index)
+        curve = rows[(rows["method"] == method) & (rows["sliced"] == sliced)]
+        curve = curve.sort_values("budget")
+        if not curve.empty:
             budget = curve["budget"].astype(float) / 2**20
             latency = curve["objective"].astype(float) / 1000
-            colour = line_colour(colour_index)
-            line, = axis.plot(budget, latency, color=colour, marker="o", markersize=3,
-                              label=label)
+            line, = axis.plot(budget, latency, color=colour, marker=marker, markersize=3,
+                              linestyle=style, label=label)
             handles[label] = line
             proven = (curve["status"] == "OPTIMAL").to_numpy()
             if method == "cpsat" and not proven.all():
-                axis.scatter(budget[~proven], latency[~proven], s=14, facecolors="white",
-                             edgecolors=colour, zorder=3)
-        exact = every[(every["instance"] == instance) & (every["method"] == "cpsat")]
+                axis.scatter(budget[~proven], latency[~proven], s=14, marker=marker,
+                             facecolors="white", edgecolors=colour, zorder=3)
+        exact = every[(every["method"] == method) & (every["sliced"] == sliced)]
         exact = exact[exact["best_bound"].notna()].sort_values("budget")
-        if len(exact) and (exact["status"] != "OPTIMAL").any():
+        if method == "cpsat" and len(exact) and (exact["status"] != "OPTIMAL").any():
+            bound_label = "CP-SAT bound" + (" with slicing" if sliced else "")
             line, = axis.plot(exact["budget"].astype(float) / 2**20,
-                              exact["best_bound"].astype(float) / 1000, color=line_colour(0),
-                              linestyle="--", label="CP-SAT bound")
-            handles["CP-SAT bound"] = line
-        bound = pd.to_numeric(every[every["instance"] == instance]["lower_bound"],
-                              errors="coerce").max()
-        if not pd.isna(bound):
-            line = axis.axhline(bound / 1000, color="grey", linestyle=":",
-                                label="unlimited-memory bound")
-            handles["unlimited-memory bound"] = line
-        axis.set_title(network_label(str(instance).removesuffix(_PRELOAD_SUFFIX)))
-        axis.set_xlabel("budget (MiB)")
-    axes[0][0].set_ylabel("latency (ms)")
-    if handles:
-        figure.legend(handles.values(), handles.keys(), frameon=False, loc="upper center",
-                      ncol=len(handles), bbox_to_anchor=(0.5, -0.02))
-    figure.subplots_adjust(wspace=0.3)
-    return figure
+                              exact["best_bound"].astype(float) / 1000, color=colour,
+                              linestyle="--", linewidth=0.8, label=bound_label)
+            handles[bound_label] = line
+    bound = pd.to_numeric(every["lower_bound"], errors="coerce").max()
+    if not pd.isna(bound):
+        handles["unlimited-memory bound"] = axis.axhline(
+            bound / 1000, color="grey", linestyle=":", label="unlimited-memory bound")
+    _budget_axis(axis, every["budget"].astype(float).to_numpy() / 2**20)
+    return handles
 
 
 _VARIANTS = (("fused", "fused inference graph", "o"), ("raw", "raw inference graph", "s"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from optplan.analysis import figures
+from optplan.analysis import figures, slicing
 from optplan.analysis.load import (instance_for_key, load_results, optimum_table,
                                    solution_path)
 from optplan.analysis.names import instance_title, method_label, network_label, problem_label
@@ -84,6 +84,7 @@ def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
                                    "anytime")
     if not results.empty and (results["problem"] == "preload").any():
         written += save_figure(figures.preload_figure(results), figures_dir, "preload")
+        written += _slicing_report(results, run_dirs, tables_dir)
         table = preload_table(results)
         if not table.empty:
             (tables_dir / "preload.md").write_text(
@@ -94,6 +95,21 @@ def make_report(run_dirs, out_dir, *, results: pd.DataFrame | None = None,
     if layout is not None:
         written += save_figure(layout, figures_dir, "layout")
     return written
+
+
+def _slicing_report(results: pd.DataFrame, run_dirs, tables_dir: Path) -> list[str]:
+    """The table of layer slicing (:func:`optplan.analysis.slicing.slicing_table`) when exact
+    rows with ``params.slicing`` are among the results."""
+    minimums = {}
+    for run_dir in run_dirs:
+        minimums |= slicing.sweep_minimums(run_dir)
+    table = slicing.slicing_table(results, minimums)
+    if table.empty:
+        return []
+    caption = "Layer slicing: minimum budgets and FlexNN's gap."
+    (tables_dir / "slicing.md").write_text(slicing.render_slicing_markdown(table, caption))
+    table.to_csv(tables_dir / "slicing.csv", index=False)
+    return [str(tables_dir / f"slicing.{suffix}") for suffix in ("md", "csv")]
 
 
 def hard_instances(results: pd.DataFrame, count: int = 4, *,

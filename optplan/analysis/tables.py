@@ -185,13 +185,38 @@ def render_latex(table: pd.DataFrame, methods, caption: str, label: str, *, grou
     return "\n".join(lines) + "\n"
 
 
-_PRELOAD_METHODS = ("flexnn", "no_preload")
+_PRELOAD_METHODS = ("flexnn", "flexnn_sliced", "no_preload")
+_SLICED_METHODS = ("flexnn_sliced",)
+"""The preload heuristics whose plans may slice layers: their gap is to the optimum with
+slicing (``exact`` with ``params.slicing``), the others' to the optimum without."""
+
+
+def _sliced_params(params) -> bool:
+    return isinstance(params, dict) and bool(params.get("slicing"))
+
+
+def _exact_entry(group: pd.DataFrame, exact: str, sliced: bool) -> dict:
+    """``exact``'s rows of one (instance, budget) without or with slicing: the optimum when
+    proven, the best bound, the best plan, status and time."""
+    solved = group[(group["method"] == exact)
+                   & (group["params"].map(_sliced_params) == sliced)]
+    valid = solved[solved["valid"] == True]  # noqa: E712
+    proven_rows = valid[valid["status"] == "OPTIMAL"]
+    bound = pd.to_numeric(solved["best_bound"], errors="coerce").max()
+    return {"optimum": int(proven_rows["objective"].min()) if len(proven_rows) else None,
+            "best_bound": None if pd.isna(bound) else int(bound),
+            "exact_objective": int(valid["objective"].min()) if len(valid) else None,
+            "exact_status": solved["status"].iloc[0] if len(solved) else None,
+            "exact_time_s": float(solved["wall_time_s"].max()) if len(solved) else None,
+            "proven": len(proven_rows) > 0}
 
 
 def preload_table(results: pd.DataFrame, exact: str = "cpsat") -> pd.DataFrame:
     """Per (instance, budget) of the preload rows: the unlimited-memory latency bound, each
-    heuristic's latency and gap to the optimum (``gap:<method>``), and ``exact``'s result:
-    ``optimum`` when proven, else ``best_bound`` (with ``proven`` False)."""
+    heuristic's latency and gap to the optimum (``gap:<method>``), and ``exact``'s result
+    without slicing: ``optimum`` when proven, else ``best_bound`` (with ``proven`` False);
+    the same with slicing in the ``*_sliced`` columns (``exact`` with ``params.slicing``),
+    the reference of :data:`_SLICED_METHODS`."""
     rows = results[(results["problem"] == "preload")] if len(results) else results
     records = []
     if rows.empty:
@@ -200,21 +225,13 @@ def preload_table(results: pd.DataFrame, exact: str = "cpsat") -> pd.DataFrame:
     for (instance, budget), group in rows.assign(budget=budgets).dropna(
             subset=["budget"]).groupby(["instance", "budget"], sort=True):
         valid = group[group["valid"] == True]  # noqa: E712
-        solved = group[group["method"] == exact]
-        proven_rows = valid[(valid["method"] == exact) & (valid["status"] == "OPTIMAL")]
-        proven = not proven_rows.empty
-        bound = pd.to_numeric(solved["best_bound"], errors="coerce").max()
+        plain, sliced = _exact_entry(group, exact, False), _exact_entry(group, exact, True)
         entry = {"instance": instance, "budget": int(budget),
                  "lower_bound": int(pd.to_numeric(group["lower_bound"], errors="coerce").max()),
-                 "optimum": int(proven_rows["objective"].min()) if proven else None,
-                 "best_bound": None if pd.isna(bound) else int(bound),
-                 "exact_objective": (int(valid[valid["method"] == exact]["objective"].min())
-                                     if (valid["method"] == exact).any() else None),
-                 "exact_status": solved["status"].iloc[0] if len(solved) else None,
-                 "exact_time_s": (float(solved["wall_time_s"].max()) if len(solved) else None),
-                 "proven": proven}
-        reference = entry["optimum"] if proven else entry["best_bound"]
+                 **plain, **{f"{key}_sliced": value for key, value in sliced.items()}}
         for method in _PRELOAD_METHODS:
+            own = sliced if method in _SLICED_METHODS else plain
+            reference = own["optimum"] if own["proven"] else own["best_bound"]
             values = valid[valid["method"] == method]["objective"]
             value = None if values.empty else int(values.median())
             entry[method] = value
@@ -225,9 +242,13 @@ def preload_table(results: pd.DataFrame, exact: str = "cpsat") -> pd.DataFrame:
 
 
 def render_preload_markdown(table: pd.DataFrame, title: str) -> str:
-    """The preload table as Markdown: budgets in MiB, latencies in µs."""
+    """The preload table as Markdown: budgets in MiB, latencies in µs; the columns with
+    slicing only when the table has exact rows with slicing."""
+    sliced = bool(table["exact_status_sliced"].notna().any()) if len(table) else False
+    exact_columns = [("", "optimum", "exact time (s)")] + (
+        [("_sliced", "optimum with slicing", "time with slicing (s)")] if sliced else [])
     header = ["instance", "budget", "latency bound", *_PRELOAD_METHODS,
-              "optimum", "exact time (s)"]
+              *(name for _, *names in exact_columns for name in names)]
     lines = [f"**{title}** (latency in µs; gap to the optimum in parentheses)", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in table.iterrows():
@@ -235,15 +256,18 @@ def render_preload_markdown(table: pd.DataFrame, title: str) -> str:
         cells = [str(row["instance"]), f"{_fmt(row['budget'], unit)} {unit}",
                  str(row["lower_bound"])]
         for method in _PRELOAD_METHODS:
+            proven = row["proven_sliced" if method in _SLICED_METHODS else "proven"]
             value, gap = row[method], row[f"gap:{method}"]
             text = "–" if value is None or pd.isna(value) else str(int(value))
             if gap is not None and not pd.isna(gap):
-                text += f" ({'' if row['proven'] else '≥'}+{_percent(gap)}%)"
+                text += f" ({'' if proven else '≥'}+{_percent(gap)}%)"
             cells.append(text)
-        cells.append(str(int(row["optimum"])) if row["proven"] else
-                     f"≥{row['best_bound']}†")
-        time_text = row["exact_time_s"]
-        cells.append("–" if time_text is None or pd.isna(time_text) else f"{time_text:.1f}")
+        for suffix, _, _ in exact_columns:
+            bound = row[f"best_bound{suffix}"]
+            cells.append(str(int(row[f"optimum{suffix}"])) if row[f"proven{suffix}"] else
+                         "–" if bound is None or pd.isna(bound) else f"≥{int(bound)}†")
+            seconds = row[f"exact_time_s{suffix}"]
+            cells.append("–" if seconds is None or pd.isna(seconds) else f"{seconds:.1f}")
         lines.append("| " + " | ".join(cells) + " |")
     if len(table) and not table["proven"].all():
         lines += ["", f"† {UNPROVEN_NOTE}."]

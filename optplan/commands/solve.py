@@ -15,6 +15,7 @@ from optplan.errors import InputError, about_file
 from optplan.formats.paths import check_output_file
 from optplan.problems import get_problem
 from optplan.registry import get_method
+from optplan.result import Status
 from optplan.solve import solve
 
 
@@ -38,6 +39,9 @@ def add_parser(subparsers) -> None:
                              "graph's declared pairs, where the order makes them hold)")
     parser.add_argument("--budget", type=positive_int, metavar="BYTES",
                         help="preload: the memory budget (default: the instance's, else none)")
+    parser.add_argument("--slicing", action="store_true",
+                        help="preload, exact methods (cpsat, milp_highs): choose every layer's "
+                             "slicing and kernel too (FlexNN's layer slicing)")
     add_solver_flags(parser)
     add_exact_options(parser)
     add_progress_flag(parser)
@@ -56,6 +60,11 @@ def run(args) -> int:
         check_output_file(args.output, "--output")
     load, options = instance_options(spec, alignment=args.alignment, budget=args.budget)
     params = method_parameters(args) | options
+    if args.slicing:
+        if spec.name != "preload":
+            raise InputError("layer slicing applies to --problem preload only",
+                             field="--slicing")
+        params["slicing"] = True
     instance = spec.load_instance(args.path, **load)
     if "budget" in spec.options:
         _check_budget(instance, args)
@@ -77,6 +86,9 @@ def run(args) -> int:
             elif key == "status" and get_method(args.method).kind == "bound":
                 value = f"{value} (a bound method: it computes a bound, not a solution)"
             print(f"{key:<{width}}  {value}")
+        reason = result.info.get("reason") or result.info.get("proof")
+        if result.status is Status.INFEASIBLE and reason:   # why no plan exists
+            print(f"{'reason':<{width}}  {reason}")
         for violation in result.violations:
             print(f"violation  {violation}")
     if result.valid is False:  # a method's wrong answer is never a success

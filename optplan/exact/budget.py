@@ -61,8 +61,12 @@ class TimeSplit:
     what is left) and the integer restricted master (of the stage's limit); ``first_probe``
     and ``later_probe``: a capacity bisection's lower-bound probe and every later probe (of
     what is left; the ``minimalloc`` peer), ``first_probe`` also ``search``'s *prove* loop
-    with one worker; ``relaxation``: preload's cumulative relaxation and its packings. The
-    ``*_seconds`` fields are the stage lengths without a time limit.
+    with one worker; ``relaxation``: preload's cumulative relaxation and its packings;
+    ``slicing_search``: preload with layer slicing, the search over slicings before the joint
+    model, and within it ``fluid_master`` (doubled when a master solve found nothing new),
+    ``unsliced`` and ``fixed_slicing`` (of the stage's limit) for the first master solve, the
+    plan without slicing and every other slicing solved exactly. The ``*_seconds`` fields
+    are the stage lengths without a time limit.
     """
 
     warm_start: float = 0.1
@@ -76,6 +80,10 @@ class TimeSplit:
     first_probe: float = 0.5
     later_probe: float = 0.5
     relaxation: float = 0.3
+    slicing_search: float = 0.6
+    fluid_master: float = 0.25
+    unsliced: float = 0.6
+    fixed_slicing: float = 0.15
     first_model_seconds: float = 10.0
     configuration_seconds: float = 60.0
     integer_master_seconds: float = 30.0

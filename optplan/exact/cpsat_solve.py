@@ -62,11 +62,13 @@ class CpsatRun:
 
 
 def solve_model(model, variables: dict, *, budget: Budget, workers, seed, solver_params,
-                seconds: float | None = None, objective=None, on_progress=None) -> CpsatRun:
+                seconds: float | None = None, objective=None, on_progress=None,
+                on_solution=None) -> CpsatRun:
     """Solve ``model`` for ``seconds`` (``None``: what is left of ``budget``; never more, see
     :meth:`~optplan.exact.budget.Budget.solver_seconds`) and read back ``variables``
     (name -> var). ``objective`` (the minimised expression) is read exactly from the
-    solution; ``on_progress(incumbent, bound)`` sees every improvement."""
+    solution; ``on_progress(incumbent, bound)`` sees every improvement, ``on_solution(value)``
+    every solution (``value(var)`` reads it)."""
     limit = budget.solver_seconds(seconds)
     if limit is not None and limit <= 0:
         return CpsatRun("NOT_STARTED", None, None)
@@ -75,6 +77,8 @@ def solve_model(model, variables: dict, *, budget: Budget, workers, seed, solver
 
     class Progress(cp_model().CpSolverSolutionCallback):
         def on_solution_callback(self):
+            if on_solution is not None:
+                on_solution(self.value)
             if on_progress is not None and model.has_objective():
                 value = (self.value(objective) if objective is not None
                          else round(self.objective_value))

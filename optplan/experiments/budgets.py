@@ -3,11 +3,13 @@
 A counted sweep (``budgets = 8``) spans each instance's minimum feasible budget
 (:func:`optplan.preload.pareto.minimum_budget` without a latency target) to its no-pressure
 budget (:func:`~optplan.preload.pareto.no_pressure_budget`: the smallest budget found at which
-the latency meets the unlimited-memory bound), evenly spaced by
+the latency meets the unlimited-memory bound), evenly or geometrically spaced by
 :func:`~optplan.preload.pareto.budget_sweep` — the sweep of ``bench/preload.py``. Both endpoints
 are CP-SAT solves under a time limit. When one is not proven, its best found budget is used:
 the minimum is then still a feasible budget and the no-pressure budget still reaches the
-latency bound, so the sweep stays meaningful; the endpoint's status says which it was.
+latency bound, so the sweep stays meaningful; the endpoint's status says which it was. With
+``slicing = true`` the minimum is the one with layer slicing allowed and the minimum without
+slicing is one more budget of the sweep (when it is below the no-pressure budget).
 
 A time-limited solve may find another budget next time, and a job's ``job_id`` includes its
 budget, so the endpoints are computed once per instance and kept in a :class:`BudgetCache`;
@@ -39,12 +41,15 @@ class SweepEndpoints:
     time_limit: float
     workers: int
     seed: int
+    slicing: bool = False
+    unsliced_minimum: int | None = None
+    unsliced_minimum_status: str | None = None
 
 
 class BudgetCache:
     """Sweep endpoints by instance identity (``key@digest``), optionally backed by a file.
 
-    Entries computed with other solver settings (time limit, workers, seed) are recomputed.
+    Entries computed with other settings (time limit, workers, seed, slicing) are recomputed.
     """
 
     def __init__(self, entries: dict[str, SweepEndpoints] | None = None):
@@ -75,33 +80,39 @@ class BudgetCache:
         os.replace(temporary, path)
 
     def endpoints(self, identity: str, load, *, time_limit: float, workers: int,
-                  seed: int) -> SweepEndpoints:
+                  seed: int, slicing: bool = False) -> SweepEndpoints:
         """The endpoints of ``identity``; ``load()`` gives the instance when they must be
         computed."""
         cached = self.entries.get(identity)
-        if cached is not None and (cached.time_limit, cached.workers, cached.seed) == (
-                time_limit, workers, seed):
+        if cached is not None and (cached.time_limit, cached.workers, cached.seed,
+                                   cached.slicing) == (time_limit, workers, seed, slicing):
             return cached
-        found = _solve_endpoints(load(), time_limit=time_limit, workers=workers, seed=seed)
+        found = _solve_endpoints(load(), time_limit=time_limit, workers=workers, seed=seed,
+                                 slicing=slicing)
         self.entries[identity] = found
         self.computed.append(identity)
         return found
 
 
-def _solve_endpoints(instance, *, time_limit: float, workers: int,
-                     seed: int) -> SweepEndpoints:
+def _solve_endpoints(instance, *, time_limit: float, workers: int, seed: int,
+                     slicing: bool = False) -> SweepEndpoints:
     from optplan.preload.pareto import minimum_budget, no_pressure_budget
 
     flags = {"time_limit": time_limit, "workers": workers, "seed": seed}
-    low = minimum_budget(instance, **flags)
+    low = minimum_budget(instance, slicing=slicing, **flags)
     high = no_pressure_budget(instance, **flags)
     for name, outcome in (("minimum", low), ("no-pressure", high)):
         if outcome.budget is None:
             raise InputError(f"no {name} budget for preload instance {instance.name!r} "
                              f"({outcome.status.value})", field="preload.budgets")
+    unsliced = minimum_budget(instance, **flags) if slicing else None
     return SweepEndpoints(minimum=int(low.budget), minimum_status=low.status.value,
                           no_pressure=int(high.budget), no_pressure_status=high.status.value,
-                          time_limit=time_limit, workers=workers, seed=seed)
+                          time_limit=time_limit, workers=workers, seed=seed, slicing=slicing,
+                          unsliced_minimum=None if unsliced is None or unsliced.budget is None
+                          else int(unsliced.budget),
+                          unsliced_minimum_status=None if unsliced is None
+                          else unsliced.status.value)
 
 
 def sweep_budgets(sweep, identity: str, load, cache: BudgetCache, *, workers: int,
@@ -113,7 +124,10 @@ def sweep_budgets(sweep, identity: str, load, cache: BudgetCache, *, workers: in
     if sweep.count is None:
         return tuple(sweep.budgets)
     ends = cache.endpoints(identity, load, time_limit=sweep.time_limit, workers=workers,
-                           seed=seed)
+                           seed=seed, slicing=sweep.slicing)
     if ends.minimum >= ends.no_pressure:  # no memory pressure at the minimum budget
         return (ends.minimum,)
-    return tuple(budget_sweep(ends.minimum, ends.no_pressure, sweep.count))
+    budgets = budget_sweep(ends.minimum, ends.no_pressure, sweep.count, sweep.spacing)
+    if ends.unsliced_minimum is not None and ends.unsliced_minimum < ends.no_pressure:
+        budgets.append(ends.unsliced_minimum)
+    return tuple(sorted(set(budgets)))

@@ -23,6 +23,9 @@ schema follows benchopt's idea of one file per benchmark grid, written in TOML::
                                           # minimum feasible budget to its no-pressure budget,
                                           # or an explicit list in bytes: [6000000, 8000000]
     time_limit = 60.0                     # seconds for each of those two CP-SAT solves
+    spacing = "linear"                    # or "geometric" (a counted sweep's spacing)
+    slicing = false                       # true: from the minimum budget with layer slicing,
+                                          # plus the minimum without (a counted sweep)
 
     [[instances]]
     path = "data/examples/*.json"         # globs, relative to the config file or the repo root;
@@ -53,9 +56,10 @@ Preload instances (``optplan.preload`` JSON: ``layers`` and ``tensors``) go with
 table a preload job runs at the budget its instance file states; with one, every preload job
 carries one budget of the sweep (part of its ``job_id``, recorded in the row's ``budget``).
 The two endpoints of a counted sweep come from :func:`optplan.preload.pareto.minimum_budget`
-and :func:`~optplan.preload.pareto.no_pressure_budget` (CP-SAT, ``time_limit`` each, the
-config's ``workers`` and first seed); a run directory freezes them in
-``preload_budgets.json`` so that a resumed run sweeps the same budgets.
+(with ``slicing = true``, over every layer slicing) and
+:func:`~optplan.preload.pareto.no_pressure_budget` (CP-SAT, ``time_limit`` each, the config's
+``workers`` and first seed); a run directory freezes them in ``preload_budgets.json`` so that
+a resumed run sweeps the same budgets.
 
 Strings stand for short entries: ``instances = ["data/x.json", "mobilenet_v2"]`` (a path when
 it has a ``/``, a glob character or a file suffix, else a catalogue name) and
@@ -87,6 +91,7 @@ __all__ = ["ExperimentConfig", "InstanceSpec", "MethodSpec", "PreloadSweep", "Wa
 _GLOB_CHARACTERS = set("*?[")
 _METHOD_KINDS = ("heuristic", "exact", "bound")
 _METHOD_INPUTS = ("records", "graph", "any")
+SPACINGS = ("linear", "geometric")
 
 
 @dataclass(frozen=True)
@@ -109,15 +114,19 @@ class WatchdogSettings:
 class PreloadSweep:
     """The ``[preload]`` table: the budgets every preload job of the grid runs at.
 
-    Exactly one of ``count`` (that many budgets evenly spaced from the instance's minimum
-    feasible budget to its no-pressure budget, both included) and ``budgets`` (explicit
-    budgets in bytes, the same for every instance) is set. ``time_limit`` bounds each of the
-    two endpoint solves of a counted sweep.
+    Exactly one of ``count`` (that many budgets from the instance's minimum feasible budget
+    to its no-pressure budget, both included, ``spacing`` ``"linear"`` or ``"geometric"``)
+    and ``budgets`` (explicit budgets in bytes, the same for every instance) is set.
+    ``time_limit`` bounds each endpoint solve of a counted sweep. With ``slicing`` a counted
+    sweep starts at the minimum feasible budget with layer slicing allowed and also holds the
+    minimum without it (where the curves without slicing begin).
     """
 
     count: int | None = None
     budgets: tuple[int, ...] = ()
     time_limit: float = 60.0
+    spacing: str = "linear"
+    slicing: bool = False
 
 
 @dataclass(frozen=True)
@@ -363,11 +372,19 @@ def _preload(table: _Table) -> PreloadSweep:
     if value is None:
         raise table.error("budgets", "missing (a count such as 8, or a list of budgets in bytes)")
     time_limit = table.number("time_limit", PreloadSweep.time_limit)
+    spacing = table.string("spacing", PreloadSweep.spacing, choices=SPACINGS)
+    slicing = table.get("slicing", False)
+    if not isinstance(slicing, bool):
+        raise table.error("slicing", f"must be true or false, got {slicing!r}")
     if isinstance(value, list):
         budgets = tuple(sorted(set(table.integers("budgets", minimum=1))))
+        for key in ("spacing", "slicing"):
+            if table.has(key):
+                raise table.error(key, "applies to a counted sweep (budgets = N) only")
         sweep = PreloadSweep(budgets=budgets, time_limit=time_limit)
     else:
-        sweep = PreloadSweep(count=table.integer("budgets", minimum=2), time_limit=time_limit)
+        sweep = PreloadSweep(count=table.integer("budgets", minimum=2), time_limit=time_limit,
+                             spacing=spacing, slicing=slicing)
     table.finish()
     return sweep
 

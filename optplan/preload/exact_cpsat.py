@@ -49,7 +49,6 @@ from optplan.preload.formulation import (horizon, pinned_on_top, preload_options
                                          trivial_outcome)
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import memory_intervals, plan_decisions, plan_peak
-from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 
 __all__ = ["build_cpsat_model", "cpsat_preload", "cpsat_minimum_budget", "BudgetOutcome"]
@@ -521,18 +520,3 @@ def cpsat_minimum_budget(instance: PreloadInstance, *, latency_target: int | Non
     proven = proven_by_solver or peak <= bound
     return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
                          peak if proven else bound, plan, info)
-
-
-@register("cpsat", "preload", kind="exact", input="records",
-          reference="FlexNN (Li et al., MobiCom'24) preload-aware planning; NoOverlap2D with "
-                    "variable-start weight intervals, OR-Tools CP-SAT")
-def cpsat(instance: PreloadInstance, *, time_limit: float | None = None,
-          workers: int | None = None, seed: int | None = None, warm_start=True,
-          initial_solution: PreloadPlan | None = None, capacity_rows: bool = False,
-          loader_rows: bool = False, relaxation: bool = True,
-          **solver_params) -> SolverOutcome:
-    """Exact minimum latency at the instance's budget (see :func:`cpsat_preload`)."""
-    return cpsat_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
-                         warm_start=warm_start, initial_solution=initial_solution,
-                         capacity_rows=capacity_rows, loader_rows=loader_rows,
-                         relaxation=relaxation, **solver_params)

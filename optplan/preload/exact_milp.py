@@ -42,10 +42,9 @@ from optplan.preload.formulation import (compacted_offsets, horizon, preload_opt
                                          trivial_outcome)
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_decisions, plan_peak, validate_plan
-from optplan.registry import register
 from optplan.result import SolverOutcome, Status
 
-__all__ = ["build_milp", "milp_preload", "milp_minimum_budget"]
+__all__ = ["build_milp", "milp_preload", "milp_minimum_budget", "solve_milp", "milp_capacity"]
 
 SOLVER = "milp_highs"
 DEFAULT_WORKERS = 1
@@ -79,6 +78,15 @@ def _live_expression(instance: PreloadInstance, choose: dict, index: int, step: 
     return pinned + sum(choose[index, p] for p in preload_options(instance, index) if p <= step)
 
 
+def milp_capacity(lp, objective: str, budget, budget_range, unit: int):
+    """``(capacity, its largest value)`` in units: the budget for objective ``latency``, an
+    integer variable over ``budget_range`` (bytes) for ``budget``."""
+    if objective == "latency":
+        return budget // unit, budget // unit
+    upper = budget_range[1] // unit
+    return lp.add_variable("budget", -(-budget_range[0] // unit), upper, cat="Integer"), upper
+
+
 def build_milp(instance: PreloadInstance, *, objective: str = "latency",
                budget: int | None = None, budget_range: tuple[int, int] | None = None,
                latency_target: int | None = None,
@@ -88,13 +96,7 @@ def build_milp(instance: PreloadInstance, *, objective: str = "latency",
     pulp = _pulp()
     unit = math.gcd(*(t.size for t in instance.tensors)) or 1
     lp = pulp.LpProblem("preload", pulp.LpMinimize)
-    if objective == "latency":
-        cap_value = budget // unit
-        capacity = cap_value
-    else:
-        cap_value = budget_range[1] // unit
-        capacity = lp.add_variable("budget", -(-budget_range[0] // unit), cap_value,
-                                   cat="Integer")
+    capacity, cap_value = milp_capacity(lp, objective, budget, budget_range, unit)
     choose = _decision_variables(lp, instance)
     offsets = _memory(lp, instance, choose, unit, capacity, cap_value)
     layer_end = _timing(lp, instance, choose)
@@ -264,6 +266,18 @@ def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     if run.meets_bound():
         return run.finished("the warm start meets the latency bound")
     milp = build_milp(instance, budget=instance.budget, hint=run.solution)
+
+    def valid_plan(solved):
+        found = _extract(instance, solved)
+        return None if validate_plan(instance, found) else found
+
+    return solve_milp(run, milp, solver_params, valid_plan)
+
+
+def solve_milp(run: ExactRun, milp, solver_params: dict, extract) -> SolverOutcome:
+    """Solve a built preload MILP (``problem``, ``start``, ``trusted``) with HiGHS in what
+    is left of ``run``'s budget and return the outcome: ``extract(milp)`` (a valid plan or
+    ``None``) is offered; HiGHS's infeasibility and bound count when ``milp.trusted``."""
     run.info["proofs_trusted"] = milp.trusted
     if run.out_of_time():
         return run.outcome()
@@ -273,9 +287,7 @@ def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     if answer.infeasible and milp.trusted:
         return run.outcome(infeasible=True)
     if answer.has_solution:
-        found = _extract(instance, milp)
-        if not validate_plan(instance, found):
-            run.offer(found)
+        run.offer(extract(milp))
     if milp.trusted:
         run.raise_bound(proven_bound(answer.bound))
     return run.outcome()
@@ -315,15 +327,3 @@ def milp_minimum_budget(instance: PreloadInstance, *, latency_target: int | None
     proven = peak <= bound
     return BudgetOutcome(Status.OPTIMAL if proven else Status.FEASIBLE, peak,
                          peak if proven else bound, plan, info)
-
-
-@register("milp_highs", "preload", kind="exact", input="records",
-          reference="FlexNN (Li et al., MobiCom'24) preload-aware planning; big-M "
-                    "disjunctions, HiGHS via PuLP")
-def milp_highs(instance: PreloadInstance, *, time_limit: float | None = None,
-               workers: int | None = None, seed: int | None = None, warm_start=True,
-               initial_solution: PreloadPlan | None = None, **solver_params) -> SolverOutcome:
-    """Exact minimum latency at the instance's budget (see :func:`milp_preload`)."""
-    return milp_preload(instance, time_limit=time_limit, workers=workers, seed=seed,
-                        warm_start=warm_start, initial_solution=initial_solution,
-                        **solver_params)

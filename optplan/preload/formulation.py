@@ -13,6 +13,7 @@ from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.flexnn import pin_all, plan_from_decisions
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import memory_intervals, plan_decisions
+from optplan.preload.slicing import sliced_budget_lower_bound
 from optplan.result import SolverOutcome
 
 __all__ = ["preload_options", "horizon", "compacted_offsets", "pinned_on_top",
@@ -29,18 +30,21 @@ def horizon(instance: PreloadInstance) -> int:
     return sum(instance.compute_us) + sum(t.load_us for t in instance.tensors if t.is_weight)
 
 
-def trivial_outcome(run: ExactRun) -> SolverOutcome | None:
+def trivial_outcome(run: ExactRun, *, menu=None) -> SolverOutcome | None:
     """The outcomes of objective ``latency`` that need no search: an unlimited budget (pin
-    everything: the latency bound is met), a budget below the must-live bound (proven
-    infeasible)."""
+    everything: the latency bound is met), a budget below what must be resident at once
+    (proven infeasible; with a slicing ``menu``, under every layer slicing from it,
+    :func:`~optplan.preload.slicing.sliced_budget_lower_bound`)."""
     instance = run.instance
     if instance.budget is None:
         run.raise_bound(latency_lower_bound(instance))
         run.offer(pin_all(instance))
         return run.finished("unlimited memory: every weight pinned meets the latency bound")
-    if instance.budget < budget_lower_bound(instance):
-        run.info["proof"] = (f"budget {instance.budget} below the must-live bound "
-                             f"{budget_lower_bound(instance)}")
+    needed = (budget_lower_bound(instance) if menu is None
+              else sliced_budget_lower_bound(instance, menu))
+    if instance.budget < needed:
+        run.info["proof"] = (f"budget {instance.budget} below the must-live bound {needed}"
+                             + ("" if menu is None else " under every layer slicing"))
         return run.outcome(infeasible=True)
     return None
 
