@@ -156,8 +156,8 @@ def runtimes_macros(results: pd.DataFrame) -> dict[str, str]:
         macros[_macro(key, "Identical")] = str(int(rows["outputs_equal"].sum()))
         macros[_macro(key, "Failed")] = str(int((failed["runtime"] == runtime).sum()))
         macros[_macro(key, "FailedOps")] = ", ".join(
-            sorted(set(failed.loc[failed["runtime"] == runtime, "op"]))).replace("_", r"\_") \
-            or "--"
+            sorted(set(failed.loc[failed["runtime"] == runtime, "op"]))).replace(
+                "_", r"\_").replace(":", r":\allowbreak{}") or "--"  # CUSTOM:Name may break
         if len(rows):
             best = rows.iloc[0]
             macros[_macro(key, "BestNetwork")] = _tex(_label(best["network"]))
