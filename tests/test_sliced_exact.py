@@ -63,6 +63,31 @@ def test_slicing_makes_a_budget_feasible_and_is_proven():
         assert result.params["slicing"] is True and result.info["slicing"] is True
 
 
+class _RanOutBudget(Budget):
+    """A stage whose time runs out just after its loop looked: ``exhausted`` says no once,
+    then yes; every share of it is 0 s."""
+
+    def __init__(self, seconds):
+        super().__init__(seconds)
+        self.looked = False
+
+    def exhausted(self) -> bool:
+        looked, self.looked = self.looked, True
+        return looked
+
+    def share(self, fraction: float) -> float:
+        return 0.0
+
+
+def test_a_slicing_search_whose_stage_ran_out_returns_what_it_has(monkeypatch):
+    # The stage ran out between the search loop's check and the next slicing's solve: the
+    # slicing keeps its latency bound unsolved, no solver starts with a 0 s limit.
+    monkeypatch.setattr(Budget, "part", lambda self, seconds: _RanOutBudget(seconds))
+    result = solve(tiny_fc(budget=8), "cpsat", "preload", slicing=True, **FLAGS)
+    assert result.valid and result.status in (Status.FEASIBLE, Status.OPTIMAL)
+    assert result.objective >= 27
+
+
 def test_below_every_slicing_is_infeasible_with_the_reason():
     instance = conv_fc(budget=sliced_budget_lower_bound(conv_fc()) - 1)
     for method in ("cpsat", "milp_highs"):

@@ -453,7 +453,10 @@ def _tightest(instance: PreloadInstance, decisions: dict, upper: int, stage: Bud
     intervals = memory_intervals(instance, decisions)
     records = Instance(tuple(UsageRecord(t.id, first, last, t.size) for t, (first, last)
                              in zip(instance.tensors, intervals)), f"{instance.name}/packing")
-    outcome = cpsat_offsets(records, time_limit=stage.remaining(), workers=flags["workers"],
+    seconds = stage.remaining()
+    if seconds is not None and seconds <= 0:   # the stage ran out: no packing found in time
+        return None
+    outcome = cpsat_offsets(records, time_limit=seconds, workers=flags["workers"],
                             seed=flags["seed"])
     if outcome.solution is None or outcome.solution.arena_size > upper:
         return None

@@ -85,7 +85,10 @@ def _solve_slicing(run: ExactRun, grid: SlicingGrid, chosen: tuple, stage: Budge
     start = None
     if run.solution is not None and run.solution.slicing == slicing:
         start = replace(run.solution, slicing=())
-    outcome = cpsat_preload(sliced, time_limit=stage.share(share),
+    limit = stage.share(share)
+    if limit is not None and limit <= 0:   # the stage ran out since its caller looked
+        return latency_lower_bound(sliced)
+    outcome = cpsat_preload(sliced, time_limit=limit,
                             workers=flags["workers"], seed=flags["seed"],
                             initial_solution=start, relaxation=relaxation,
                             **flags["solver_params"])

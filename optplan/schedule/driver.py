@@ -200,8 +200,9 @@ def solve_schedule_offsets(instance: ScheduleInstance, solve_segment, solve_join
     if not run.meets_bound() and not run.out_of_time():
         limit = run.budget.remaining()
         limit = None if limit is None else min(limit, max(0.05, placement_share * time_limit))
-        placed = place_order(instance, least_order, placement, time_limit=limit,
-                             workers=run.workers, seed=run.seed)
+        placed = None if limit is not None and limit <= 0 else place_order(
+            instance, least_order, placement, time_limit=limit, workers=run.workers,
+            seed=run.seed)   # (limit 0: the budget ran out since out_of_time looked)
         run.info |= {"placement": placement,
                      "placement_time": round(run.budget.elapsed(), 6)}
         if placed is not None and run.offer(placed):
