@@ -160,6 +160,23 @@ def test_large_sizes_every_exact_preload_method(instance, scale, jitter, positio
             check_against_the_truth(result, truth, method)
 
 
+def test_preload_sizes_whose_domains_overflow_cpsat_are_refused_in_one_line():
+    # Found by the property test above on a fresh clone: each number within CP-SAT's range,
+    # their domains summed over the variables beyond int64 (CP-SAT's MODEL_INVALID).
+    tiny = PreloadInstance(
+        (Layer("l0", 0), Layer("l1", 2), Layer("l2", 20), Layer("l3", 20)),
+        (PreloadTensor("w0", "weight", 1, 0, 0, 1), PreloadTensor("w1", "weight", 1, 0, 0, 28),
+         PreloadTensor("w2", "weight", 2, 0, 0, 30), PreloadTensor("s", "scratch", 1, 1, 1, 0)),
+        "tiny")
+    instance = scaled_preload(tiny, 2**53 + 1, [0])
+    budget = budget_lower_bound(instance)
+    truth = solve(instance, "brute_force", "preload", budget=budget)
+    for method in exact_methods("preload"):
+        result = solve_or_refuse(instance, method, "preload", budget=budget, time_limit=10)
+        if result is not None:
+            check_against_the_truth(result, truth, method)
+
+
 # --- 16.6: never worse than the warm start -----------------------------------------------------
 
 def test_cpsat_is_not_worse_than_greedy_by_size_on_the_audit_network():

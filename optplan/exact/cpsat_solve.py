@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from optplan.errors import InputError
+from optplan.errors import InputError, SolverRangeError
 from optplan.exact.budget import Budget
 from optplan.exact.scaling import proven_bound
 
@@ -89,7 +89,11 @@ def solve_model(model, variables: dict, *, budget: Budget, workers, seed, solver
     budget.solver_ran(limit, time.perf_counter() - started)
     name = solver.status_name(status)
     if name == "MODEL_INVALID":
-        raise RuntimeError(f"CP-SAT rejected the model: {model.validate()}")
+        reason = model.validate()
+        if "int64" in reason:   # numbers the range checks admit, summed over many variables
+            raise SolverRangeError(f"memory sizes too large for CP-SAT: {reason.strip()}",
+                                   field="size")
+        raise RuntimeError(f"CP-SAT rejected the model: {reason}")
     run = CpsatRun(name, None, None, wall_time=solver.wall_time, solver=solver)
     if run.has_solution:
         run.values = {key: solver.value(var) for key, var in variables.items()}
