@@ -226,9 +226,8 @@ def cpsat_minimum_budget_sliced(instance: PreloadInstance, *,
                                 check_range=check_cpsat_range)
     if isinstance(start, BudgetOutcome):
         return start
-    instance, info, lower, upper, plan = (start.instance, start.info, start.lower, start.upper,
-                                          start.plan)
-    budget = Budget(time_limit)
+    instance, info, lower, upper, plan, budget = (start.instance, start.info, start.lower,
+                                                  start.upper, start.plan, start.budget)
     bound = lower
     proven_by_solver = False
     if upper > lower:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from optplan.errors import InputError
+from optplan.exact.budget import Budget
 from optplan.exact.run import ExactRun
 from optplan.preload.bounds import latency_lower_bound
 from optplan.preload.exact_cpsat import BudgetOutcome
@@ -83,13 +84,15 @@ def start_sliced(run: ExactRun, menu, warm_start, initial_solution,
 @dataclass(frozen=True)
 class BudgetStart:
     """The start of a minimum budget with slicing: the instance without a budget, the
-    outcome's ``info``, the bracket ``[lower, upper]`` and the plan at ``upper``."""
+    outcome's ``info``, the bracket ``[lower, upper]``, the plan at ``upper`` and the call's
+    budget (its clock started before the bracket was computed)."""
 
     instance: PreloadInstance
     info: dict
     lower: int
     upper: int
     plan: PreloadPlan
+    budget: Budget
 
 
 def start_sliced_budget(instance: PreloadInstance, menu, latency_target: int | None, *,
@@ -100,6 +103,7 @@ def start_sliced_budget(instance: PreloadInstance, menu, latency_target: int | N
     :func:`~optplan.preload.slicing.sliced_budget_lower_bound`, above the packing of
     :func:`~optplan.preload.sliced_search.minimum_budget_sliced` (no target) or every weight
     pinned, unsliced (any reachable target); ``check_range(instance, upper)``."""
+    budget = Budget(time_limit)
     check_menu(menu)
     workers = default_workers if workers is None else workers
     info = {"time_limit": time_limit, "workers": workers, "seed": 0 if seed is None else seed,
@@ -112,7 +116,8 @@ def start_sliced_budget(instance: PreloadInstance, menu, latency_target: int | N
         minimum_budget_sliced(instance, menu).plan
     upper = plan_peak(instance, plan)
     check_range(instance, upper)
-    return BudgetStart(instance, info, sliced_budget_lower_bound(instance, menu), upper, plan)
+    return BudgetStart(instance, info, sliced_budget_lower_bound(instance, menu), upper, plan,
+                       budget)
 
 
 def warm_start_of(warm_start, menu=SLICE_MENU):

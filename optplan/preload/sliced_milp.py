@@ -338,7 +338,8 @@ def milp_minimum_budget_sliced(instance: PreloadInstance, *,
     elif lower < upper:
         milp = build_sliced_milp(grid, objective="budget", budget_range=(lower, upper),
                                  latency_target=latency_target, hint=grid.solution_of(plan))
-        answer = run_highs(milp.problem, seconds=time_limit, workers=info["workers"],
+        answer = run_highs(milp.problem, seconds=start.budget.solver_seconds(),
+                           workers=info["workers"],
                            seed=info["seed"], params=solver_params, start=milp.start)
         info["highs_status"] = answer.status
         if answer.has_solution:
