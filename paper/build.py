@@ -110,7 +110,7 @@ PEER_GROUPS = {"minimalloc": ("MiniMalloc suite", "Suite"), "networks": ("networ
                "training": ("training graphs", "Training")}
 """The peers table's column groups (:data:`optplan.analysis.peers.GROUPS`): title, macro tag."""
 SEARCH_SWITCHES = ("canonical", "section_inference", "unplaced_floor", "dominance",
-                   "sibling_pruning", "dynamic_decomposition", "round_robin")
+                   "sibling_pruning", "dynamic_decomposition", "transposition", "round_robin")
 _DIGITS = dict(zip("0123456789", ["Zero", "One", "Two", "Three", "Four", "Five", "Six",
                                   "Seven", "Eight", "Nine"]))
 
