@@ -170,7 +170,7 @@ def run_cell(instance, args, options, which: str) -> tuple[str, dict]:
     if not result.valid:
         cell += "  INVALID: " + "; ".join(result.violations)
     return cell, {**result.summary(), "nodes": result.info["nodes"], **settings,
-                  "probes": result.info["probes"]}
+                  "time_limit": args.time_limit, "probes": result.info["probes"]}
 
 
 def main(argv=None) -> int:
@@ -212,6 +212,7 @@ def main(argv=None) -> int:
         print(line, flush=True)
         if args.rate_seconds > 0:
             row["rates"] = nodes_per_second(instance, args.rate_seconds)
+            row["rate_seconds"] = args.rate_seconds
             rates.append((name, row["rates"]))
         if args.jsonl:
             with args.jsonl.open("a") as handle:

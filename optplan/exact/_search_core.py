@@ -31,6 +31,7 @@ change. Everything here works in scaled integers (sizes and alignment divided by
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import time
 from dataclasses import dataclass, fields
@@ -115,6 +116,12 @@ class Prepared:
     @property
     def num_sections(self) -> int:
         return len(self.section_members)
+
+    @functools.cached_property
+    def compiled_arrays(self) -> tuple[np.ndarray, ...]:
+        """The int64 arrays the C extension reads, built once per instance (every probe of a
+        capacity search shares them): see :func:`_compiled_arrays`."""
+        return _compiled_arrays(self)
 
 
 def prepare(first_ops, last_ops, sizes, alignment: int = 1) -> Prepared:
@@ -237,17 +244,16 @@ def _compressed(rows) -> tuple[np.ndarray, np.ndarray]:
     """Row pointers and concatenated entries (int64) of a list of index tuples."""
     pointers = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum([len(row) for row in rows], out=pointers[1:])
-    entries = np.fromiter((i for row in rows for i in row), dtype=np.int64,
+    entries = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64,
                           count=int(pointers[-1]))
     return pointers, entries
 
 
-def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
-                     deadline: float | None, stats: dict, preorders, stop):
-    """:func:`decide` by the C extension (the same search, node for node)."""
-    from optplan.exact import _search_ext
-
-    n, sections = len(prep.sizes), prep.num_sections
+def _compiled_arrays(prep: Prepared) -> tuple[np.ndarray, ...]:
+    """Sizes (padded with 0), widths, section starts and ends, neighbours and section members
+    in compressed rows, each section's total and each cut's crossing count: the static input
+    of ``_search_ext.decide``, in its argument order."""
+    sections = prep.num_sections
     int64 = functools.partial(np.array, dtype=np.int64)
     neighbour_rows, neighbours = _compressed(prep.neighbours)
     member_rows, members = _compressed(prep.section_members)
@@ -259,13 +265,22 @@ def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
     np.add.at(crossing, starts, 1)
     np.add.at(crossing, ends - 1, -1)
     cuts = np.cumsum(crossing)[:max(sections - 1, 0)]
+    return (sizes, int64(prep.width), starts, ends, neighbour_rows, neighbours, member_rows,
+            members, totals, cuts)
+
+
+def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
+                     deadline: float | None, stats: dict, preorders, stop):
+    """:func:`decide` by the C extension (the same search, node for node)."""
+    from optplan.exact import _search_ext
+
     switches = (params.canonical, params.section_inference, params.unplaced_floor,
                 params.dominance, params.sibling_pruning, params.dynamic_decomposition,
                 params.transposition)
     seconds = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
+    n = len(prep.sizes)
     code, offsets, nodes = _search_ext.decide(
-        n, sections, prep.alignment, sizes, int64(prep.width), starts, ends,
-        neighbour_rows, neighbours, member_rows, members, totals, cuts, capacity, switches,
+        n, prep.num_sections, prep.alignment, *prep.compiled_arrays, capacity, switches,
         tuple(preorders), SLICE_NODES, seconds, stop, table_entries(n), TABLE_MIN_NODES)
     stats["nodes"] += nodes
     return offsets if code == 1 else None if code == 0 else TIMEOUT
