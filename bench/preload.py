@@ -13,6 +13,9 @@ For each network (default: MobileNet v2 and ResNet-50, fused) under a cost-model
 
 The closing table shows: budget, FlexNN latency, no-preload latency, optimal latency (CP-SAT's
 best, its status), CP-SAT's proven bound, FlexNN's gap to the bound, solve time.
+``--jsonl`` appends one row per plan: instance, budget, the ``--json`` keys, the time limit,
+workers and seed it was solved with (``None`` for the heuristics, which take none) and the
+solver's version.
 ``--quick`` is a smoke run (MobileNet v2, 3 budgets, 10 s). ``--make-instances`` writes the
 preload instances to ``data/preload/`` and exits.
 
@@ -98,7 +101,9 @@ def sweep(instance, args, time_limit: float, steps: int, emit) -> list[list]:
             if result.solution is not None and not result.valid:
                 raise SystemExit(f"invalid plan from {result.method} at {budget}: "
                                  f"{result.violations[:3]}")
-            emit({"instance": instance.name, "budget": budget} | result.summary())
+            emit({"instance": instance.name, "budget": budget} | result.summary()
+                 | {"time_limit": result.time_limit, "workers": result.workers,
+                    "seed": result.seed, "solver_version": result.solver_version})
         gap = relative_gap(flexnn.objective, exact.best_bound)
         rows.append([budget, flexnn.objective, baseline.objective, exact.objective,
                      exact.status.value, exact.best_bound,

@@ -2,9 +2,10 @@
 user starts it (a fresh process, the project's interpreter, from the repository root), with
 the smallest honest arguments. Each run must exit 0 and print the table its docstring
 documents, with numbers that parse and solver results that hold together (bound <= objective,
-an optimum no worse than a feasible plan); the rows written to ``--jsonl``/``--out`` must
-parse and hold the documented keys. The timings the scripts print are not checked: speed is
-what the benches measure, never what a test asserts."""
+an optimum no worse than a feasible plan, every plan accepted by the validator); the rows
+written to ``--jsonl``/``--out`` must parse and hold the documented keys, the time limit,
+workers and seed of every solver result among them. The timings the scripts print are not
+checked: speed is what the benches measure, never what a test asserts."""
 
 from __future__ import annotations
 
@@ -86,6 +87,11 @@ def json_rows(path: Path, keys) -> list[dict]:
     return rows
 
 
+def option(command: list[str], flag: str, default=None):
+    """The value given to ``flag`` in ``command`` (``default`` when it is not there)."""
+    return command[command.index(flag) + 1] if flag in command else default
+
+
 def assert_consistent(status: str, objective, bound) -> None:
     """A solver result that holds together: a known status, bound <= objective, and an
     OPTIMAL claim whose bound meets its objective."""
@@ -114,25 +120,31 @@ def check_exact(stdout, tmp_path, command):
     assert [row[0] for row in rows] == methods, stdout
     for row in rows:
         assert_consistent(row[1], number(row[2]), number(row[3]))
-    written = json_rows(tmp_path / "exact.jsonl", SUMMARY_KEYS + ("instance", "time_limit"))
+    written = json_rows(tmp_path / "exact.jsonl", SUMMARY_KEYS + (
+        "instance", "time_limit", "workers", "seed", "solver_version"))
     assert [row["method"] for row in written] == methods
     for row in written:
         assert row["valid"] is not False
         assert_consistent(row["status"], row["objective"], row["best_bound"])
+        assert row["seed"] == int(option(command, "--seed", 0)) and row["solver_version"]
+        workers = option(command, "--workers")  # not given: the method's own default
+        assert (row["workers"] == int(workers)) if workers else (row["workers"] >= 1), row
     optima = {row["objective"] for row in written if row["status"] == "OPTIMAL"}
     assert len(optima) <= 1, f"the exact methods disagree on the optimum: {written}"
     assert re.search(r"## proven optimal\n(\s*\w+\s+\d+/\d+\n?){%d}" % len(methods), stdout)
 
 
 def check_heuristics_scaling(stdout, tmp_path, command):
-    rows = table(stdout, "planner problem reference kind tensors seconds gap to LB")
+    rows = table(stdout, "planner problem reference kind tensors seconds gap to LB valid")
+    assert "INVALID plan" not in stdout, stdout
     for row in rows:
-        assert len(row) == 7, f"crashed, timed out or skipped: {row}"
+        assert len(row) == 8, f"crashed, timed out or skipped: {row}"
     assert {row[1] for row in rows} == {"shared-objects", "offsets"}
     assert {row[2] for row in rows} == {"quadratic", "sub-quadratic"}
     assert "coloring_largest_first" in {row[0] for row in rows}  # a graph-bounded one
     for row in rows:
-        planner, problem, reference, kind, tensors, seconds, gap = row
+        planner, problem, reference, kind, tensors, seconds, gap, valid = row
+        assert valid == "yes", f"{planner} {problem}: the validator rejected the plan"
         assert reference in ("quadratic", "sub-quadratic") and kind == "random_dag"
         assert int(tensors) == 200
         assert number(seconds) >= 0, f"{planner} {problem}: {seconds} {gap}"  # '-': crash
@@ -178,11 +190,17 @@ def check_preload(stdout, tmp_path, command):
         # no-preload: a plan at every budget, never worse than either heuristic
         plans = [number(cell) for cell in (flexnn, baseline) if number(cell) is not None]
         assert number(optimal) is not None and number(optimal) <= min(plans, default=math.inf)
-    written = json_rows(tmp_path / "preload.jsonl", SUMMARY_KEYS + ("instance", "budget"))
+    written = json_rows(tmp_path / "preload.jsonl", SUMMARY_KEYS + (
+        "instance", "budget", "time_limit", "workers", "seed", "solver_version"))
     assert [row["method"] for row in written] == ["flexnn", "no_preload", "cpsat"] * len(rows)
+    solver = (float(option(command, "--time-limit")), int(option(command, "--workers")),
+              int(option(command, "--seed", 0)))
     for row in written:
         assert row["valid"] is True
         assert_consistent(row["status"], row["objective"], row["best_bound"])
+        if row["method"] == "cpsat":   # the heuristics take no solver settings
+            assert (row["time_limit"], row["workers"], row["seed"]) == solver, row
+            assert row["solver_version"], row
 
 
 def check_replay(stdout, tmp_path, command):
@@ -236,11 +254,13 @@ def check_schedule(stdout, tmp_path, command):
         if status == "OPTIMAL":  # the engine order and the heuristic are feasible orders
             assert number(objective) <= min(number(engine), number(heuristic))
     written = json_rows(tmp_path / "schedule.jsonl", (
-        "network", "problem", "method", "status", "objective", "best_bound", "engine",
-        "heuristic", "time_limit", "workers", "seed"))
+        "network", "problem", "method", "status", "objective", "best_bound", "valid", "engine",
+        "heuristic", "time_limit", "workers", "seed", "solver_version"))
     assert len(written) == len(rows)
     optima = {}
     for row in written:
+        assert row["valid"] is (True if row["objective"] is not None else None), row
+        assert row["workers"] == int(option(command, "--workers")) and row["solver_version"]
         if row["status"] == "OPTIMAL":
             optima.setdefault(row["problem"], set()).add(row["objective"])
     assert all(len(values) == 1 for values in optima.values()), written
@@ -289,12 +309,16 @@ def check_slicing(stdout, tmp_path, command):
 
 
 def check_time_limits(stdout, tmp_path, command):
-    rows = table(stdout, "method problem status objective bound method_s total_s overrun_s "
-                         "in_margin")
+    workers = int(option(command, "--workers"))
+    assert re.search(rf"^# .*time limit \S+ s, {workers} workers$", stdout, re.M), stdout
+    rows = table(stdout, "method problem status objective bound workers method_s total_s "
+                         "overrun_s in_margin")
     solved = [row for row in rows if row[2] != "refused:"]
     assert {("cpsat", "offsets"), ("search", "offsets"), ("cpsat", "shared-objects")} <= {
         tuple(row[:2]) for row in solved}
-    for method, problem, status, objective, bound, own, total, overrun, margin in solved:
+    for (method, problem, status, objective, bound, used, own, total, overrun,
+         margin) in solved:
+        assert int(used) == workers, f"{method} {problem} ran with {used} workers"
         assert_consistent(status, number(objective), number(bound))
         assert number(own) <= number(total) and number(overrun) >= 0 and margin in ("yes", "NO")
 
@@ -343,8 +367,8 @@ RUNS = [
                  check_search, id="search-A", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
-    pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1"], check_time_limits,
-                 id="time-limits-200"),
+    pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
+                 check_time_limits, id="time-limits-200"),
 ]
 
 
