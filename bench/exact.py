@@ -9,7 +9,9 @@ By default:
   in-place variant of every instance that declares pairs);
 
 60 s per run. Prints one table per instance: method, status, objective, bound, gap, time.
-``--quick`` is a smoke run: one instance, 5 s.
+``--jsonl`` appends one row per run: the ``--json`` keys, instance, inplace, the time limit,
+workers and seed as the method used them (its default workers when ``--workers`` is not
+given), and the solver's version. ``--quick`` is a smoke run: one instance, 5 s.
 
     python bench/exact.py --quick
     python bench/exact.py --time-limit 60 --jsonl results.jsonl
@@ -116,9 +118,11 @@ def main(argv=None) -> int:
                               gap, f"{result.wall_time_s:.1f}"), widths), flush=True)
             if args.jsonl:
                 with open(args.jsonl, "a", encoding="utf-8") as handle:
-                    row = result.summary() | {"instance": label, "inplace": inplace,
-                                              "time_limit": time_limit,
-                                              "solver_version": result.solver_version}
+                    row = result.summary() | {
+                        "instance": label, "inplace": inplace, "time_limit": time_limit,
+                        "workers": result.info.get("workers", args.workers),
+                        "seed": result.info.get("seed", args.seed),
+                        "solver_version": result.solver_version}
                     handle.write(json.dumps(row) + "\n")
     print("\n## proven optimal")
     for method, (proven, runs) in solved.items():

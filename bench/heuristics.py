@@ -8,9 +8,12 @@ Each run happens in a forked child with a hard time limit (``--timeout``), so a 
 is quadratic in networkx cannot stall the table; methods bounded by the conflict graph (the
 colourings and the hill climb, which materialise it) are skipped when the instance has more
 than ``--max-edges`` conflicting pairs. The table lists planner, problem, instance kind,
-size, seconds, and the objective's gap to the combinatorial lower bound; the ``reference``
-column says whether the reference algorithm is sub-quadratic (the bar: every such heuristic
-on a 100,000-tensor instance in seconds) or quadratic (:data:`QUADRATIC` says why).
+size, seconds, the objective's gap to the combinatorial lower bound, and whether the
+independent validator accepted the plan (``valid``; checked in the parent process, outside
+the timed region; every rejected plan is named below the table and the script exits 1); the
+``reference`` column says whether the reference algorithm is sub-quadratic (the bar: every
+such heuristic on a 100,000-tensor instance in seconds) or quadratic (:data:`QUADRATIC` says
+why).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from optplan.heuristics._placement import conflict_degrees
 from optplan.problems import Problem
 from optplan.registry import methods
 from optplan.solve import objective_value, solve
+from optplan.validate import validate
 
 GRAPH_BOUNDED_PREFIXES = ("coloring_", "usmp_hill_climb")
 RECORD_PROBLEMS = (Problem.SHARED_OBJECTS, Problem.OFFSETS)
@@ -68,13 +72,13 @@ def _child(connection, instance, name, problem) -> None:
     start = time.perf_counter()
     solution = func(instance)
     seconds = time.perf_counter() - start
-    objective = None if solution is None else objective_value(instance, problem, solution)
-    connection.send((seconds, objective))
+    connection.send((seconds, solution))
     connection.close()
 
 
 def timed_run(instance, name, problem, timeout: float):
-    """``(seconds, objective)``, or ``(None, reason)`` on a timeout or a crash."""
+    """``(seconds, solution)`` (the timed call's answer, ``None`` when it found none), or
+    ``(None, reason)`` on a timeout or a crash."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(sender, instance, name, problem))
@@ -96,10 +100,12 @@ def timed_run(instance, name, problem, timeout: float):
     return result
 
 
-def scaling_table(kinds, sizes, selected, timeout: float, max_edges: int) -> None:
+def scaling_table(kinds, sizes, selected, timeout: float, max_edges: int) -> int:
+    """Print the scaling table; returns how many timed plans the validator rejected."""
     pairs = records_heuristics(selected)
     print(f"{'planner':36s} {'problem':15s} {'reference':14s} {'kind':12s} {'tensors':>8s} "
-          f"{'seconds':>9s} {'gap to LB':>10s}")
+          f"{'seconds':>9s} {'gap to LB':>10s} {'valid':>5s}")
+    rejected = []
     for kind in kinds:
         given_up: set[tuple[str, object]] = set()
         for size in sizes:
@@ -107,21 +113,33 @@ def scaling_table(kinds, sizes, selected, timeout: float, max_edges: int) -> Non
             edges = int(conflict_degrees(instance).sum()) // 2
             bounds = {problem: lower_bound(instance, problem) for _, problem in pairs}
             for name, problem in pairs:
+                valid = ""
                 if (name, problem) in given_up:
                     cell, gap = "skipped", "(slower size timed out)"
                 elif name.startswith(GRAPH_BOUNDED_PREFIXES) and edges > max_edges:
                     cell, gap = "skipped", f"(conflict graph: {edges:.2e} edges)"
                 else:
-                    seconds, objective = timed_run(instance, name, problem, timeout)
+                    seconds, solution = timed_run(instance, name, problem, timeout)
                     if seconds is None:
                         given_up.add((name, problem))
-                        cell, gap = "-", f"({objective})"
+                        cell, gap = "-", f"({solution})"
+                    elif solution is None:
+                        cell, gap, valid = f"{seconds:9.3f}", "(no plan)", "-"
                     else:
                         cell = f"{seconds:9.3f}"
+                        objective = objective_value(instance, problem, solution)
                         bound = bounds[problem]
                         gap = f"{(objective - bound) / bound:10.2%}" if bound else "-"
+                        violations = validate(instance, problem, solution)
+                        valid = "NO" if violations else "yes"
+                        if violations:
+                            rejected.append(f"{name} {problem.value} {kind} {size}: "
+                                            f"{violations[0]}")
                 print(f"{name:36s} {problem.value:15s} {reference_class(name):14s} {kind:12s} "
-                      f"{size:8d} {cell:>9s} {gap:>10s}", flush=True)
+                      f"{size:8d} {cell:>9s} {gap:>10s} {valid:>5s}".rstrip(), flush=True)
+    for line in rejected:
+        print(f"INVALID plan: {line}")
+    return len(rejected)
 
 
 def gap_table(directories: list[Path], selected) -> None:
@@ -164,9 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.gaps:
         gap_table(args.gaps, args.methods)
-    else:
-        scaling_table(args.kinds, args.sizes, args.methods, args.timeout, args.max_edges)
-    return 0
+        return 0
+    rejected = scaling_table(args.kinds, args.sizes, args.methods, args.timeout, args.max_edges)
+    return 1 if rejected else 0
 
 
 if __name__ == "__main__":

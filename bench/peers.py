@@ -32,6 +32,8 @@ from optplan import load_instance, methods, solve  # noqa: E402
 from optplan.analysis.load import load_results  # noqa: E402
 from optplan.analysis.peers import (GROUPS, PEER_METHODS, peer_group, peer_summary,  # noqa: E402
                                     peer_table, render_peer_markdown, render_summary_markdown)
+from optplan.peers import PeerUnavailableError  # noqa: E402
+from optplan.peers.minimalloc import find_solver  # noqa: E402
 
 SHARED = Path(os.environ.get("OPTPLAN_SHARED", REPO.parent / "shared"))
 SUITE = SHARED / "peer" / "minimalloc" / "challenging"
@@ -99,6 +101,11 @@ def run_bench(args) -> pd.DataFrame:
     except ImportError:
         print("omnimalloc is not installed (pip install 'optplan[peers]'): its rows are "
               "ERROR rows")
+    try:
+        find_solver()
+    except PeerUnavailableError as error:
+        print(f"MiniMalloc is not available ({error})"
+              + ("; its rows are ERROR rows" if "minimalloc" in chosen else ""))
     print(f"{len(chosen)} methods, {args.time_limit:g} s and {args.workers} workers each; "
           f"MINIMALLOC_BIN={'set' if os.environ.get('MINIMALLOC_BIN') else 'unset'}",
           flush=True)

@@ -6,12 +6,16 @@ For each network (default: MobileNet v2 and ResNet-50, fused) under a cost-model
 1. the minimum feasible budget (objective (b) without a target) and the no-pressure point
    (the smallest budget found at which the latency meets the unlimited-memory bound), both
    with CP-SAT;
-2. a sweep of ``--steps`` budgets (default 8) from the first to the second;
+2. a sweep of ``--steps`` budgets (default 8) from the first to the second (from the second
+   alone when the time limit left the first above it);
 3. at every budget: FlexNN, the no-preload baseline and exact CP-SAT (``--time-limit`` s each,
-   default 300, 2 workers), every plan validated.
+   default 300, 2 workers; from the plan found at the smaller budget), every plan validated.
 
 The closing table shows: budget, FlexNN latency, no-preload latency, optimal latency (CP-SAT's
 best, its status), CP-SAT's proven bound, FlexNN's gap to the bound, solve time.
+``--jsonl`` appends one row per plan: instance, budget, the ``--json`` keys, the time limit,
+workers and seed it was solved with (``None`` for the heuristics, which take none) and the
+solver's version.
 ``--quick`` is a smoke run (MobileNet v2, 3 budgets, 10 s). ``--make-instances`` writes the
 preload instances to ``data/preload/`` and exits.
 
@@ -83,8 +87,11 @@ def sweep(instance, args, time_limit: float, steps: int, emit) -> list[list]:
           f"{high.best_bound}); {time.perf_counter() - start:.1f} s", flush=True)
     print(format_row(HEADER, WIDTHS))
     rows = []
-    previous = None   # the plan at the previous (smaller) budget is valid here too
-    for budget in budget_sweep(low.budget, high.budget, steps):
+    # each search has its own time limit: the plan meeting the bound may fit a smaller budget
+    # than the minimum found; the sweep starts at the smaller of the two, from its plan
+    smallest = min((low, high), key=lambda outcome: outcome.budget)
+    previous = smallest.plan   # the plan at the previous (smaller) budget is valid here too
+    for budget in budget_sweep(smallest.budget, high.budget, steps):
         flexnn = solve(instance, "flexnn", "preload", budget=budget)
         baseline = solve(instance, "no_preload", "preload", budget=budget)
         exact = solve(instance, "cpsat", "preload", budget=budget, initial_solution=previous,
@@ -94,7 +101,9 @@ def sweep(instance, args, time_limit: float, steps: int, emit) -> list[list]:
             if result.solution is not None and not result.valid:
                 raise SystemExit(f"invalid plan from {result.method} at {budget}: "
                                  f"{result.violations[:3]}")
-            emit({"instance": instance.name, "budget": budget} | result.summary())
+            emit({"instance": instance.name, "budget": budget} | result.summary()
+                 | {"time_limit": result.time_limit, "workers": result.workers,
+                    "seed": result.seed, "solver_version": result.solver_version})
         gap = relative_gap(flexnn.objective, exact.best_bound)
         rows.append([budget, flexnn.objective, baseline.objective, exact.objective,
                      exact.status.value, exact.best_bound,

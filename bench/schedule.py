@@ -5,8 +5,10 @@ records, by ``cpsat``), the best heuristic (the engine order and every list-sche
 for the arena each placed by the best offsets heuristic), and the free-order optimum of each
 exact method (status, objective, proven bound, gap, time), with the saving over the engine
 order in %. By default the paper's six fused networks and the others (ResNet-50/152,
-VGG-19, DenseNet-121, BERT-base, GPT-2, three training graphs), 300 s per run. The machine is
-shared: run it under ``nice`` and read its times as taken under load.
+VGG-19, DenseNet-121, BERT-base, GPT-2, three training graphs), 300 s per run. ``--jsonl``
+appends one row per exact run: its result, whether the validator accepted the plan (``valid``),
+time limit, workers, seed, the solver's version, and the engine and heuristic references. The
+machine is shared: run it under ``nice`` and read its times as taken under load.
 
     nice -n 10 python bench/schedule.py
     nice -n 10 python bench/schedule.py --quick
@@ -133,9 +135,10 @@ def run(args) -> None:
                         row = {"network": name, "inplace": inplace, "problem": problem,
                                "ops": instance.num_ops, "method": method,
                                "status": str(status), "objective": objective,
-                               "best_bound": result.best_bound, "wall_time_s": round(wall, 3),
+                               "best_bound": result.best_bound, "valid": result.valid,
+                               "wall_time_s": round(wall, 3),
                                "time_limit": args.time_limit, "workers": args.workers,
-                               "seed": args.seed,
+                               "seed": args.seed, "solver_version": result.solver_version,
                                "info": {k: v for k, v in result.info.items()
                                         if k != "part_info"}} | reference
                         with open(args.jsonl, "a", encoding="utf-8") as handle:

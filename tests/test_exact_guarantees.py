@@ -1,4 +1,5 @@
-"""What every exact method of every problem guarantees (issue 16, items 1, 6 and 7).
+"""What every exact method of every problem guarantees (issue 16, items 1, 6 and 7), and
+that its result names the version of the solver library that produced it.
 
 * OPTIMAL only with an exact proof: never above the true optimum, never a best bound above it,
   at any size the input check admits (sizes up to 2^62) — or a clear refusal (an InputError)
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -18,12 +20,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from factories import tiny_instances, tiny_preload_instances
-from optplan import (Instance, OffsetsSolution, SharedObjectsSolution, Status, get_method,
-                     load_instance, methods, problems, solve)
+from minimalloc_standin import write_standin_binary
+from optplan import (Instance, OffsetsSolution, SharedObjectsSolution, Status, __version__,
+                     get_method, load_instance, methods, problems, solve)
 from optplan.errors import InputError
 from optplan.exact import budget as budget_module
+from optplan.experiments.manifest import solver_versions
 from optplan.preload import Layer, PreloadInstance, PreloadTensor, budget_lower_bound
 from optplan.preload.flexnn import no_preload, pin_all
+from schedule_graphs import two_branches
+from slicing_factories import tiny_fc
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -327,3 +333,48 @@ def test_no_solver_starts_after_a_model_build_spent_the_budget(method, problem, 
     # Nothing improved on the start: no solver ran after the build spent the budget.
     assert result.objective == result.info["warm_start_objective"] > result.lower_bound
     assert result.status is Status.FEASIBLE and result.info.get("stopped") == "time limit"
+
+
+# --- every result names its solver library's version ------------------------------------------
+
+MANIFEST_SOLVERS = {"cpsat": "cpsat", "milp_highs": "highs", "milp_cbc": "cbc"}
+"""The exact methods whose solver library the run manifest names (``provenance()["solvers"]``):
+their results must name the same version. optplan's own solvers name optplan's version."""
+OWN_SOLVERS = ("brute_force", "dynamic_program", "search")
+
+
+def every_exact_method():
+    """``(method, problem)`` for every registered exact method, peers included."""
+    for name, info in methods().items():
+        if info.kind == "exact":
+            yield from ((name, problem.cli_name) for problem in info.problems)
+
+
+def version_runs(method: str, problem: str):
+    """``(instance, params)`` of the runs checked: the method as it comes; with its model
+    forced to run when it can stop at the bound (no shortcut); with layer slicing when it
+    has that option."""
+    instance = {"shared-objects": RECORDS, "offsets": RECORDS, "preload": PRELOAD}.get(problem)
+    instance = two_branches() if instance is None else instance
+    yield instance, {}
+    parameters = inspect.signature(get_method(method, problem).implementations[
+        problems()[problem].problem]).parameters
+    if "stop_at_bound" in parameters:
+        yield instance, {"warm_start": False, "stop_at_bound": False}
+    if "slicing" in parameters:
+        yield tiny_fc(budget=8), {"slicing": True, "menu": (1, 2)}
+
+
+@pytest.mark.parametrize(("method", "problem"), list(every_exact_method()))
+def test_every_exact_result_names_its_solver_version(method, problem, tmp_path, monkeypatch):
+    if method == "minimalloc":   # not on PyPI: its wrapper runs the stand-in binary
+        monkeypatch.setenv("MINIMALLOC_BIN", str(write_standin_binary(tmp_path)))
+    manifest = solver_versions()
+    expected = (manifest[MANIFEST_SOLVERS[method]] if method in MANIFEST_SOLVERS
+                else __version__ if method in OWN_SOLVERS else None)
+    for instance, params in version_runs(method, problem):
+        result = solve(instance, method, problem, time_limit=10, workers=1, **params)
+        assert result.valid, (method, problem, params, result.violations)
+        assert result.solver_version, (method, problem, params)
+        if expected is not None:
+            assert result.solver_version == expected, (method, problem, params)

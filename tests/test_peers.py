@@ -2,10 +2,10 @@
 MiniMalloc wrapper.
 
 OmniMalloc runs for real (the ``peers`` extra, installed by ``make test``). MiniMalloc is not on
-PyPI and nothing built from it is committed, so its wrapper is tested against a stand-in
-written here that follows MiniMalloc's command-line contract (and, as a module, its Python
-bindings' API): an exact decider by first fit over every order, which is complete (pack an
-optimal packing's buffers bottom-up with first fit: none rises).
+PyPI and nothing built from it is committed, so its wrapper is tested against the stand-in of
+``minimalloc_standin.py``, which follows MiniMalloc's command-line contract (and, as a module,
+its Python bindings' API): an exact decider by first fit over every order, which is complete
+(pack an optimal packing's buffers bottom-up with first fit: none rises).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import itertools
 import json
 import math
 import os
-import stat
 import sys
-import textwrap
 
 import pandas as pd
 import pytest
@@ -32,6 +30,7 @@ from optplan.peers import PeerUnavailableError, unit_instance
 from optplan.registry import EXACT_CONTRACT
 
 from factories import instances, named
+from minimalloc_standin import STANDIN, write_standin_binary
 
 omnimalloc = pytest.importorskip("omnimalloc")
 
@@ -348,135 +347,10 @@ def _assert_cli_fails_in_one_line(capsys, tmp_path, method, needle, *flags):
 
 # --- MiniMalloc through a stand-in of its binary and of its module ---------------------------
 
-STANDIN = textwrap.dedent('''
-    """A stand-in for MiniMalloc: its CLI contract, its module API, an exact decider."""
-    import csv, io, itertools, os, sys, time
-
-    def mode():
-        return os.environ.get("STANDIN_MODE", "exact")
-
-    def first_fit(rows, order):
-        placed, offsets = [], {}
-        for i in order:
-            lower, upper, size = rows[i][1:4]
-            live = sorted((offsets[j], offsets[j] + rows[j][3]) for j in placed
-                          if rows[j][1] < upper and lower < rows[j][2])  # half-open
-            offset = 0
-            for start, end in live:
-                if offset + size <= start:
-                    break
-                offset = max(offset, end)
-            offsets[i] = offset
-            placed.append(i)
-        return [offsets[i] for i in range(len(rows))]
-
-    def decide(rows, capacity):
-        """Offsets within capacity, None: none exist, "timeout": pretend to run out."""
-        if mode().startswith("timeout_below=") and capacity < int(mode().split("=")[1]):
-            return "timeout"
-        if mode() == "overlap":
-            return [0] * len(rows)
-        if mode() == "poor":  # every buffer stacked, whatever the capacity asked
-            return [sum(row[3] for row in rows[:i]) for i in range(len(rows))]
-        for order in itertools.permutations(range(len(rows))):
-            offsets = first_fit(rows, order)
-            if max([o + r[3] for o, r in zip(offsets, rows)], default=0) <= capacity:
-                return offsets
-        return None
-
-    def read(text):
-        return [(r["id"], int(r["lower"]), int(r["upper"]), int(r["size"]))
-                for r in csv.DictReader(io.StringIO(text))]
-
-    BOOLEAN = ["validate", "canonical_only", "section_inference", "dynamic_ordering",
-               "check_dominance", "unallocated_floor", "static_preordering",
-               "dynamic_decomposition", "monotonic_floor", "hatless_pruning",
-               "minimize_capacity", "only_check_args"]
-    FLAGS = BOOLEAN + ["capacity", "input", "output", "timeout", "preordering_heuristics"]
-
-    def flags_refused(args):
-        """What absl says of unknown flags and bad booleans (None: all good)."""
-        for name, value in args.items():
-            if name not in FLAGS:
-                return f"ERROR: Unknown command line flag '{name}'"
-            if name in BOOLEAN and value not in ("true", "false"):
-                return f"ERROR: Illegal value '{value}' specified for flag '{name}'"
-        return None
-
-    def main():
-        args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
-        text = open(args["input"]).read() if "input" in args else ""
-        if "STANDIN_LOG" in os.environ:
-            with open(os.environ["STANDIN_LOG"], "a") as log:
-                log.write(repr((args, text)) + "\\n")
-        refused = flags_refused(args)
-        if refused:
-            print(refused, file=sys.stderr)
-            sys.exit(1)
-        if args.get("only_check_args") == "true":
-            sys.exit(0)
-        if mode() == "crash":
-            print("Segmentation fault", file=sys.stderr)
-            sys.exit(139)
-        rows = read(text)
-        answer = decide(rows, int(args["capacity"]))
-        print("Elapsed time 0.001s", file=sys.stderr)
-        if answer is None or answer == "timeout":
-            code = "NOT_FOUND" if answer is None else "DEADLINE_EXCEEDED"
-            print(code + ": Error encountered during search.", file=sys.stderr)
-            sys.exit(1)
-        with open(args["output"], "w") as out:
-            out.write("id,lower,upper,size,offset\\n")
-            for row, offset in zip(rows, answer):
-                out.write(",".join(map(str, row + (offset,))) + "\\n")
-
-    # The module API of MiniMalloc's Python bindings (the parts the wrapper uses).
-    __version__ = "stand-in"
-
-    class Problem:
-        def __init__(self, rows):
-            self.rows, self.capacity = rows, 0
-
-    class Solution:
-        def __init__(self, offsets):
-            self.offsets = offsets
-
-    class SolverParams:
-        timeout = None
-        check_dominance = True
-        preordering_heuristics = ["WAT", "TAW", "TWA"]
-        minimize_capacity = False
-
-    SOLVED_WITH = []  # the SolverParams of every solve, as (name, value) pairs
-
-    class Solver:
-        def __init__(self, params):
-            self.params = params
-
-        def solve(self, problem):
-            SOLVED_WITH.append({name: getattr(self.params, name) for name in dir(self.params)
-                                if not name.startswith("_")})
-            answer = decide(problem.rows, problem.capacity)
-            if answer == "timeout":
-                time.sleep(self.params.timeout)
-                return None
-            return None if answer is None else Solution(answer)
-
-    def from_csv(text):
-        return Problem(read(text))
-
-    if __name__ == "__main__":
-        main()
-''')
-
-
 @pytest.fixture(scope="module")
 def standin_binary(tmp_path_factory):
     """The stand-in as an executable file."""
-    binary = tmp_path_factory.mktemp("standin") / "minimalloc"
-    binary.write_text(f"#!{sys.executable}\n" + STANDIN)
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    return binary
+    return write_standin_binary(tmp_path_factory.mktemp("standin"))
 
 
 @pytest.fixture

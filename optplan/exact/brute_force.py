@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from optplan import __version__
 from optplan.bounds import offsets_bound, shared_objects_bound
 from optplan.errors import InputError
 from optplan.exact.run import ExactRun
@@ -47,8 +48,8 @@ def _begin(instance: Instance, problem: Problem, bound: int, *, max_records: int
     if len(instance) > max_records:
         raise InputError(f"brute force handles at most {max_records} tensors, the instance has "
                          f"{len(instance)}", field="records")
-    run = ExactRun(instance, problem, solver=SOLVER, version="", time_limit=time_limit,
-                   workers=workers, seed=seed, default_workers=1)
+    run = ExactRun(instance, problem, solver=SOLVER, version=__version__,
+                   time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     run.raise_bound(bound)
     run.start(warm_start, initial_solution)
     return run

@@ -22,6 +22,8 @@ def cp_model():
 
 
 def cpsat_version() -> str:
+    """OR-Tools' version, e.g. ``9.15.6755``: every CP-SAT result and the run manifest read it
+    here."""
     import ortools
     return ortools.__version__
 

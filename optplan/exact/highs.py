@@ -10,26 +10,37 @@ answer proves is decided by the caller (:func:`optplan.exact.scaling.milp_proof_
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 from optplan.errors import InputError
 
-__all__ = ["MilpRun", "run_highs", "check_highs_options", "apply_start"]
+__all__ = ["MilpRun", "run_highs", "check_highs_options", "apply_start", "highs_version"]
 
 
 @dataclass
 class MilpRun:
     """One MILP solve: the solver's own status word (for ``info``), whether a solution was
-    found, the dual bound in model units (a float; ``None`` when unknown), the version, and
-    whether the solver claims optimality or infeasibility."""
+    found, the dual bound in model units (a float; ``None`` when unknown), and whether the
+    solver claims optimality or infeasibility."""
 
     status: str
     has_solution: bool
     bound: float | None
-    version: str
     optimal: bool = False
     infeasible: bool = False
+
+
+@functools.cache
+def highs_version() -> str | None:
+    """HiGHS's version as highspy reports it, e.g. ``1.12.0`` (``None``: no highspy). Every
+    HiGHS result and the run manifest read it here."""
+    try:
+        import highspy
+        return highspy.Highs().version()
+    except (ImportError, AttributeError):
+        return None
 
 
 def apply_start(start: dict) -> None:
@@ -88,6 +99,5 @@ def run_highs(problem, *, seconds, workers, seed, params: dict, start: dict,
     if suspicious and retry:
         return run_highs(problem, seconds=seconds, workers=workers, seed=seed,
                          params=params | {"presolve": "off"}, start={}, retry=False)
-    return MilpRun(status, has_solution, bound, f"highspy {highs.version()}",
-                   optimal=status == "Optimal" and not suspicious,
+    return MilpRun(status, has_solution, bound, optimal=status == "Optimal" and not suspicious,
                    infeasible=status == "Infeasible")

@@ -13,8 +13,10 @@ exactly computed bound.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from optplan.bounds import maximal_profiles, offsets_bound, trimmed_lifetimes
 from optplan.exact.budget import SPLIT, Budget
 from optplan.exact.geometry import conflict_pairs, identical_groups, mirror_allowed, oriented_hint
-from optplan.exact.highs import MilpRun, apply_start, check_highs_options, run_highs
+from optplan.exact.highs import (MilpRun, apply_start, check_highs_options, highs_version,
+                                 run_highs)
 from optplan.exact.parts import PartOutcome, arena_of, solve_offsets_by_parts
 from optplan.exact.representative import (choose_conflict_encoding, representative_structure,
                                           start_shared_objects)
@@ -36,7 +39,8 @@ from optplan.result import SolverOutcome
 from optplan.validate import validate_offsets, validate_shared_objects
 
 __all__ = ["milp_highs_shared_objects", "milp_highs_offsets", "milp_cbc_shared_objects",
-           "milp_cbc_offsets", "build_shared_objects_milp", "build_offsets_milp"]
+           "milp_cbc_offsets", "build_shared_objects_milp", "build_offsets_milp",
+           "cbc_version", "milp_version"]
 
 DEFAULT_WORKERS = 1
 MODEL_TERMS_LIMIT = 1_000_000
@@ -187,6 +191,19 @@ def _cbc_path() -> str | None:
     return bundled if bundled and os.access(bundled, os.X_OK) else None
 
 
+@functools.cache
+def cbc_version() -> str | None:
+    """The version the CBC binary that ``milp_cbc`` runs prints, e.g. ``2.10.3`` (``None``:
+    no binary). Every CBC result and the run manifest read it here."""
+    try:
+        output = subprocess.run([_cbc_path() or "cbc", "-quit"], capture_output=True, text=True,
+                                timeout=10).stdout
+    except (ImportError, OSError, subprocess.SubprocessError):
+        return None
+    return next((line.split(":", 1)[1].strip() for line in output.splitlines()
+                 if line.strip().startswith("Version:")), None)
+
+
 def _run_cbc(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
     pulp = _pulp()
     apply_start(milp.start)
@@ -201,13 +218,12 @@ def _run_cbc(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
     except pulp.PulpSolverError as error:
         # CBC exits non-zero now and then when its time runs out while reading the MIP
         # start; the run then simply has no answer (the caller keeps its warm start).
-        return MilpRun(f"cbc failed: {error}", False, None, f"cbc (pulp {pulp.__version__})")
+        return MilpRun(f"cbc failed: {error}", False, None)
     finally:
         with open(log_path, encoding="utf-8", errors="replace") as log_file:
             log = log_file.read()
         os.unlink(log_path)
     result = re.search(r"^Result - (.*)$", log, re.MULTILINE)
-    version = re.search(r"^Version: (\S+)", log, re.MULTILINE)
     status = result.group(1).strip() if result else "no result line"
     optimal = status.startswith("Optimal solution found")
     objective = re.search(r"^Objective value:\s+(\S+)", log, re.MULTILINE)
@@ -219,9 +235,8 @@ def _run_cbc(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
         bound = float(objective.group(1))
     elif lower:
         bound = float(lower.group(1))
-    return MilpRun(status, has_solution, bound,
-                   f"cbc {version.group(1) if version else '?'} (pulp {pulp.__version__})",
-                   optimal=optimal, infeasible="infeasible" in status.lower())
+    return MilpRun(status, has_solution, bound, optimal=optimal,
+                   infeasible="infeasible" in status.lower())
 
 
 def _run_highs(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
@@ -230,6 +245,13 @@ def _run_highs(milp: Milp, *, seconds, workers, seed, params) -> MilpRun:
 
 
 BACKENDS = {"milp_highs": _run_highs, "milp_cbc": _run_cbc}
+_VERSIONS = {"milp_highs": highs_version, "milp_cbc": cbc_version}
+
+
+def milp_version(backend: str) -> str:
+    """The version of ``backend``'s solver library (``""``: not found), for the results of
+    every problem's MILP methods."""
+    return _VERSIONS[backend]() or ""
 
 
 def _check_params(backend: str, params: dict) -> None:
@@ -250,7 +272,7 @@ def _solve(backend: str, milp: Milp, run: ExactRun, budget: Budget, params: dict
     has shown; nothing when that leaves no time)."""
     limit = budget.solver_seconds()
     if limit is not None and limit <= 0:
-        return MilpRun("NOT_STARTED", False, None, "")
+        return MilpRun("NOT_STARTED", False, None)
     started = time.perf_counter()
     answer = BACKENDS[backend](milp, seconds=limit, workers=run.workers, seed=run.seed,
                                params=params)
@@ -269,9 +291,9 @@ def _shared_objects(backend: str, instance: Instance, *, time_limit, workers, se
                     initial_solution, stop_at_bound, conflicts, positional_cuts, export_path,
                     solver_params) -> SolverOutcome:
     _check_params(backend, solver_params)
-    run = ExactRun(instance, Problem.SHARED_OBJECTS, solver=backend, version="",
-                   time_limit=time_limit, workers=workers, seed=seed,
-                   default_workers=DEFAULT_WORKERS)
+    run = ExactRun(instance, Problem.SHARED_OBJECTS, solver=backend,
+                   version=milp_version(backend), time_limit=time_limit, workers=workers,
+                   seed=seed, default_workers=DEFAULT_WORKERS)
     scale, done = start_shared_objects(run, warm_start=warm_start,
                                        initial_solution=initial_solution,
                                        stop_at_bound=stop_at_bound, value_limit=MILP_LIMIT,
@@ -295,7 +317,6 @@ def _shared_objects(backend: str, instance: Instance, *, time_limit, workers, se
     if run.out_of_time():
         return run.outcome()
     answer = _solve(backend, milp, run, run.budget, solver_params)
-    run.version = answer.version or run.version
     run.info["solver_status"] = answer.status
     if answer.has_solution:
         candidate = SharedObjectsSolution.from_object_ids(instance, _object_ids(instance, milp))
@@ -357,7 +378,6 @@ def _offsets_part(backend: str, run: ExactRun, part: Instance, start_offsets, ta
         if clock.exhausted():
             return milp, None, None
         answer = _solve(backend, milp, run, clock, solver_params)
-        run.version = answer.version or run.version
         offsets = None
         if answer.has_solution:
             candidate = [round(milp.variables[i].varValue or 0) * step for i in range(len(part))]
@@ -398,7 +418,7 @@ def _offsets(backend: str, instance: Instance, *, time_limit, workers, seed, war
              initial_solution, stop_at_bound, decompose, symmetry_breaking, feasibility_first,
              export_path, solver_params) -> SolverOutcome:
     _check_params(backend, solver_params)
-    run = ExactRun(instance, Problem.OFFSETS, solver=backend, version="",
+    run = ExactRun(instance, Problem.OFFSETS, solver=backend, version=milp_version(backend),
                    time_limit=time_limit, workers=workers, seed=seed,
                    default_workers=DEFAULT_WORKERS)
     check_range(instance, scaling(instance, with_alignment=True), MILP_LIMIT,

@@ -17,7 +17,6 @@ import os
 import platform
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 __all__ = ["provenance", "package_versions", "solver_versions", "git_state", "machine",
@@ -43,31 +42,17 @@ def package_versions(names=PACKAGES) -> dict[str, str | None]:
 
 
 def solver_versions() -> dict[str, str | None]:
-    """Versions the solvers report themselves: CP-SAT (OR-Tools), HiGHS, CBC (via PuLP)."""
-    versions: dict[str, str | None] = {"cpsat": None, "highs": None, "cbc": None}
+    """Versions the solvers report themselves: CP-SAT (OR-Tools), HiGHS, CBC (the binary
+    ``milp_cbc`` runs), read where every result's ``solver_version`` is read."""
+    from optplan.exact.cpsat_solve import cpsat_version
+    from optplan.exact.highs import highs_version
+    from optplan.exact.milp import cbc_version
+
     try:
-        import ortools
-        versions["cpsat"] = ortools.__version__
+        cpsat = cpsat_version()
     except ImportError:
-        pass
-    try:
-        import highspy
-        versions["highs"] = highspy.Highs().version()
-    except (ImportError, AttributeError):
-        pass
-    try:
-        import pulp
-        with warnings.catch_warnings():  # PuLP 3 deprecates the bundled CBC's class name
-            warnings.simplefilter("ignore", DeprecationWarning)
-            solver = pulp.PULP_CBC_CMD(msg=False)
-        if solver.available():
-            output = subprocess.run([solver.path, "-quit"], capture_output=True, text=True,
-                                    timeout=10).stdout
-            versions["cbc"] = next((line.split(":", 1)[1].strip() for line in output.splitlines()
-                                    if line.strip().startswith("Version:")), None)
-    except (ImportError, OSError, subprocess.SubprocessError):
-        pass
-    return versions
+        cpsat = None
+    return {"cpsat": cpsat, "highs": highs_version(), "cbc": cbc_version()}
 
 
 def git_state(folder: str | Path) -> dict[str, object]:

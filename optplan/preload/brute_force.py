@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 
+from optplan import __version__
 from optplan.errors import InputError
 from optplan.exact.run import ExactRun
 from optplan.preload.bounds import latency_lower_bound
@@ -91,7 +92,7 @@ def brute_force_preload(instance: PreloadInstance, *, time_limit=None, workers=N
         name = next(iter(solver_params))
         raise InputError(f"brute force takes no solver parameter {name!r}", field=name)
     _check_size(instance)
-    run = ExactRun(instance, "preload", solver="brute_force", version="",
+    run = ExactRun(instance, "preload", solver="brute_force", version=__version__,
                    time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     run.raise_bound(latency_lower_bound(instance))
     run.start(warm_start, initial_solution)

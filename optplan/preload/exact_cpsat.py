@@ -61,10 +61,6 @@ SHRINK_STEPS = 6
 """Relaxations at smaller budgets tried when no packed decision set meets the bound."""
 
 
-def _version() -> str:
-    return f"ortools {cpsat_version()}"
-
-
 def check_cpsat_range(instance: PreloadInstance, capacity: int) -> None:
     """A SolverRangeError when the budget, the sizes or the times exceed CP-SAT's range."""
     check_values(max(capacity, sum(t.size for t in instance.tensors)), CPSAT_LIMIT, "CP-SAT",
@@ -310,7 +306,7 @@ def cpsat_preload(instance: PreloadInstance, *, time_limit: float | None = None,
         ``best_bound`` in µs.
     """
     cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
-    run = ExactRun(instance, "preload", solver=SOLVER, version=_version(),
+    run = ExactRun(instance, "preload", solver=SOLVER, version=cpsat_version(),
                    time_limit=time_limit, workers=workers, seed=seed,
                    default_workers=DEFAULT_WORKERS)
     run.info["objective"] = "latency"

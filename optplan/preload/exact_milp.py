@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from optplan.exact.budget import Budget
 from optplan.exact.highs import check_highs_options, run_highs
+from optplan.exact.milp import milp_version
 from optplan.exact.run import ExactRun
 from optplan.exact.scaling import MILP_LIMIT, check_values, milp_proof_trusted, proven_bound
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
@@ -254,8 +255,9 @@ def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     bound (HiGHS's dual bound, when the model lets it prove one, or the latency bound).
     """
     check_highs_options(solver_params)
-    run = ExactRun(instance, "preload", solver=SOLVER, version="", time_limit=time_limit,
-                   workers=workers, seed=seed, default_workers=DEFAULT_WORKERS)
+    run = ExactRun(instance, "preload", solver=SOLVER, version=milp_version(SOLVER),
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
     run.info["objective"] = "latency"
     done = trivial_outcome(run)
     if done is not None:
@@ -282,7 +284,6 @@ def solve_milp(run: ExactRun, milp, solver_params: dict, extract) -> SolverOutco
     if run.out_of_time():
         return run.outcome()
     answer = _run(milp, run.budget, workers=run.workers, seed=run.seed, params=solver_params)
-    run.version = answer.version
     run.info["highs_status"] = answer.status
     if answer.infeasible and milp.trusted:
         return run.outcome(infeasible=True)

@@ -176,7 +176,7 @@ def cpsat_sliced(instance: PreloadInstance, *, time_limit: float | None = None,
         :func:`~optplan.preload.slicing.sliced_budget_lower_bound` or when proven.
     """
     cpsat_solver(time_limit=None, workers=1, seed=0, solver_params=solver_params)  # names
-    run = ExactRun(instance, "preload", solver=SOLVER, version=f"ortools {cpsat_version()}",
+    run = ExactRun(instance, "preload", solver=SOLVER, version=cpsat_version(),
                    time_limit=time_limit, workers=workers, seed=seed,
                    default_workers=DEFAULT_WORKERS)
     done = start_sliced(run, menu, warm_start, initial_solution, check_cpsat_range)

@@ -38,6 +38,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from optplan.exact.highs import check_highs_options, run_highs
+from optplan.exact.milp import milp_version
 from optplan.exact.run import ExactRun
 from optplan.exact.scaling import milp_proof_trusted, proven_bound
 from optplan.preload.exact_cpsat import BudgetOutcome
@@ -299,8 +300,9 @@ def milp_sliced(instance: PreloadInstance, *, time_limit: float | None = None,
     HiGHS. Parameters and statuses as :func:`optplan.preload.sliced_cpsat.cpsat_sliced`;
     ``solver_params`` are HiGHS option names."""
     check_highs_options(solver_params)
-    run = ExactRun(instance, "preload", solver=SOLVER, version="", time_limit=time_limit,
-                   workers=workers, seed=seed, default_workers=DEFAULT_WORKERS)
+    run = ExactRun(instance, "preload", solver=SOLVER, version=milp_version(SOLVER),
+                   time_limit=time_limit, workers=workers, seed=seed,
+                   default_workers=DEFAULT_WORKERS)
     done = start_sliced(run, menu, warm_start, initial_solution, check_milp_range)
     if done is not None:
         return done

@@ -9,6 +9,7 @@ is the least of those optima. ``OPTIMAL`` is a proof by enumeration.
 
 from __future__ import annotations
 
+from optplan import __version__
 from optplan.errors import InputError
 from optplan.exact.run import ExactRun
 from optplan.registry import register
@@ -51,8 +52,8 @@ def topological_orders(instance: ScheduleInstance, max_orders: int = MAX_ORDERS)
 def _run(instance, problem: str, *, time_limit, workers, seed, warm_start, initial_solution,
          solver_params: dict) -> ExactRun:
     no_solver_params(SOLVER, solver_params)
-    run = ExactRun(instance, problem, solver=SOLVER, version="", time_limit=time_limit,
-                   workers=workers, seed=seed, default_workers=1)
+    run = ExactRun(instance, problem, solver=SOLVER, version=__version__,
+                   time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     run.start(warm_start, initial_solution)
     return run
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from optplan import __version__
 from optplan.exact.budget import Budget
 from optplan.result import SolverOutcome
 from optplan.schedule.bounds import must_live_bound
@@ -203,7 +204,7 @@ def dynamic_program(instance: ScheduleInstance, *, time_limit=None, workers=None
     def solve_segment(dag, start, target, limit, on_progress):
         return _part(dag, start, target, limit, on_progress, max_states=max_states)
 
-    return solve_schedule(instance, solve_segment, solver=SOLVER, version="",
+    return solve_schedule(instance, solve_segment, solver=SOLVER, version=__version__,
                           time_limit=time_limit, workers=workers, seed=seed,
                           warm_start=warm_start, initial_solution=initial_solution,
                           decompose=decompose, default_workers=1)
@@ -225,7 +226,7 @@ def dynamic_program_offsets(instance: ScheduleInstance, *, time_limit=None, work
         return _part(dag, start, target, limit, on_progress, max_states=max_states)
 
     return solve_schedule_offsets(instance, solve_segment, None, placement=placement,
-                                  solver=SOLVER, version="", time_limit=time_limit,
+                                  solver=SOLVER, version=__version__, time_limit=time_limit,
                                   workers=workers, seed=seed, warm_start=warm_start,
                                   initial_solution=initial_solution, decompose=decompose,
                                   peak_share=0.5, placement_share=0.5, default_workers=1)

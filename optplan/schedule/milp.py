@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from optplan.exact.budget import Budget
-from optplan.exact.milp import BACKENDS, Milp
+from optplan.exact.milp import BACKENDS, Milp, milp_version
 from optplan.exact.highs import check_highs_options
 from optplan.registry import register
 from optplan.result import SolverOutcome
@@ -283,8 +283,7 @@ def milp_segment(backend: str, dag: Dag, start: list[int], target: int, time_lim
     run = BACKENDS[backend](milp, seconds=budget.remaining(), workers=workers, seed=seed,
                             params=params)
     unit = size_unit(dag.sizes, 1)[0]
-    info = {"solver_status": run.status, "solver_version": run.version,
-            "bound_trusted": milp.trusted}
+    info = {"solver_status": run.status, "bound_trusted": milp.trusted}
     bound = max(target, (_ceil(run.bound, unit) if milp.trusted else None) or 0)
     order, objective = None, upper
     if run.has_solution:
@@ -311,8 +310,7 @@ def milp_joint(backend: str, instance: ScheduleInstance, dag: Dag, start: Schedu
     run = BACKENDS[backend](milp, seconds=budget.remaining(), workers=workers, seed=seed,
                             params=params)
     unit, step = size_unit(dag.sizes, instance.alignment)
-    info = {"solver_status": run.status, "solver_version": run.version,
-            "bound_trusted": milp.trusted}
+    info = {"solver_status": run.status, "bound_trusted": milp.trusted}
     bound = max(lower, (_ceil(run.bound, unit * step) if milp.trusted else None) or 0)
     if not run.has_solution:
         on_progress(upper, bound)
@@ -366,7 +364,7 @@ def _schedule(backend: str, instance: ScheduleInstance, *, time_limit, workers, 
               warm_start, initial_solution, decompose, params) -> SolverOutcome:
     _check(backend, params)
     return solve_schedule(instance, _flagged(milp_segment, backend, workers, seed, params),
-                          solver=backend, version="",
+                          solver=backend, version=milp_version(backend),
                           time_limit=time_limit, workers=workers, seed=seed,
                           warm_start=warm_start, initial_solution=initial_solution,
                           decompose=decompose, default_workers=DEFAULT_WORKERS)
@@ -379,10 +377,10 @@ def _schedule_offsets(backend: str, instance: ScheduleInstance, *, time_limit, w
                                   _flagged(milp_segment, backend, workers, seed, params),
                                   _flagged(milp_joint, backend, workers, seed, params),
                                   placement=backend,
-                                  solver=backend, version="", time_limit=time_limit,
-                                  workers=workers, seed=seed, warm_start=warm_start,
-                                  initial_solution=initial_solution, decompose=decompose,
-                                  default_workers=DEFAULT_WORKERS)
+                                  solver=backend, version=milp_version(backend),
+                                  time_limit=time_limit, workers=workers, seed=seed,
+                                  warm_start=warm_start, initial_solution=initial_solution,
+                                  decompose=decompose, default_workers=DEFAULT_WORKERS)
 
 
 @register("milp_highs", "schedule", kind="exact", reference=_REFERENCE)

@@ -1,0 +1,386 @@
+"""Every script in ``bench/`` runs on the current API: one smoke run each (or a few), as a
+user starts it (a fresh process, the project's interpreter, from the repository root), with
+the smallest honest arguments. Each run must exit 0 and print the table its docstring
+documents, with numbers that parse and solver results that hold together (bound <= objective,
+an optimum no worse than a feasible plan, every plan accepted by the validator); the rows
+written to ``--jsonl``/``--out`` must parse and hold the documented keys, the time limit,
+workers and seed of every solver result among them. The timings the scripts print are not
+checked: speed is what the benches measure, never what a test asserts."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from optplan.analysis.peers import PEER_METHODS
+
+REPO = Path(__file__).resolve().parents[1]
+STATUSES = {"OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"}
+SUMMARY_KEYS = ("problem", "method", "status", "objective", "lower_bound", "best_bound", "gap",
+                "wall_time_s", "valid")
+
+
+def run_bench(command: list[str]) -> str:
+    """Stdout of ``python bench/...`` from the repository root; MiniMalloc's binary is hidden
+    (CI has none; with one, ``search.py`` would bisect through it for minutes)."""
+    env = {key: value for key, value in os.environ.items() if key != "MINIMALLOC_BIN"}
+    done = subprocess.run([sys.executable, *command], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n" \
+                                 f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+# --- reading what the scripts print --------------------------------------------------------
+
+def number(cell: str) -> float | None:
+    """``1,048,576`` / ``15.23%`` / ``0.4s`` / ``12,191*`` as a number; ``-``/``None``: None."""
+    text = cell.strip().replace(",", "").rstrip("%s*")
+    return None if text in ("-", "None", "") else float(text)
+
+
+def table(stdout: str, header: str, first=None) -> list[list[str]]:
+    """The whitespace-split rows under every line whose words are ``header``'s, each table up
+    to the next blank line; with ``first``, only the rows whose first word is in it."""
+    lines = stdout.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.split() == header.split()]
+    assert starts, f"no table headed {header!r} in:\n{stdout}"
+    rows = []
+    for start in starts:
+        for line in lines[start + 1:]:
+            if not line.strip():
+                break
+            if first is None or line.split()[0] in first:
+                rows.append(line.split())
+    assert rows, f"table {header!r} has no rows:\n{stdout}"
+    return rows
+
+
+def markdown_rows(stdout: str, first_column: str) -> list[list[str]]:
+    """The cells of the rows of the markdown table whose first column is ``first_column``."""
+    lines = stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"| {first_column} |")),
+                 None)
+    assert start is not None, f"no markdown table of {first_column!r} in:\n{stdout}"
+    rows = []
+    for line in lines[start + 2:]:  # below the |---| rule
+        if not line.startswith("| "):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    assert rows, f"markdown table of {first_column!r} without rows:\n{stdout}"
+    return rows
+
+
+def json_rows(path: Path, keys) -> list[dict]:
+    """The JSON lines of ``path``, each holding ``keys``."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert rows, f"{path.name} is empty"
+    for row in rows:
+        assert set(keys) <= row.keys(), f"{path.name}: {set(keys) - row.keys()} missing: {row}"
+    return rows
+
+
+def option(command: list[str], flag: str, default=None):
+    """The value given to ``flag`` in ``command`` (``default`` when it is not there)."""
+    return command[command.index(flag) + 1] if flag in command else default
+
+
+def assert_consistent(status: str, objective, bound) -> None:
+    """A solver result that holds together: a known status, bound <= objective, and an
+    OPTIMAL claim whose bound meets its objective."""
+    assert status in STATUSES, status
+    if objective is not None and bound is not None:
+        assert bound <= objective, (status, objective, bound)
+    if status == "OPTIMAL":
+        assert objective is not None and objective == bound, (objective, bound)
+
+
+# --- one check per script: (stdout, tmp_path, command) --------------------------------------
+
+def check_cli(stdout, tmp_path, command):
+    rows = {row[0]: row for row in table(stdout, "command median s min s cpu s imported",
+                                         first=("--help", "methods"))}
+    assert rows.keys() == {"--help", "methods"}, stdout
+    for row in rows.values():
+        median, fastest, cpu = map(number, row[1:4])
+        assert 0 < fastest <= median and cpu >= 0, row
+
+
+def check_exact(stdout, tmp_path, command):
+    rows = table(stdout, "method status objective bound gap time_s")
+    methods = command[command.index("--methods") + 1].split(",") if "--methods" in command \
+        else ["cpsat", "milp_highs", "milp_cbc"]
+    assert [row[0] for row in rows] == methods, stdout
+    for row in rows:
+        assert_consistent(row[1], number(row[2]), number(row[3]))
+    written = json_rows(tmp_path / "exact.jsonl", SUMMARY_KEYS + (
+        "instance", "time_limit", "workers", "seed", "solver_version"))
+    assert [row["method"] for row in written] == methods
+    for row in written:
+        assert row["valid"] is not False
+        assert_consistent(row["status"], row["objective"], row["best_bound"])
+        assert row["seed"] == int(option(command, "--seed", 0)) and row["solver_version"]
+        workers = option(command, "--workers")  # not given: the method's own default
+        assert (row["workers"] == int(workers)) if workers else (row["workers"] >= 1), row
+    optima = {row["objective"] for row in written if row["status"] == "OPTIMAL"}
+    assert len(optima) <= 1, f"the exact methods disagree on the optimum: {written}"
+    assert re.search(r"## proven optimal\n(\s*\w+\s+\d+/\d+\n?){%d}" % len(methods), stdout)
+
+
+def check_heuristics_scaling(stdout, tmp_path, command):
+    rows = table(stdout, "planner problem reference kind tensors seconds gap to LB valid")
+    assert "INVALID plan" not in stdout, stdout
+    for row in rows:
+        assert len(row) == 8, f"crashed, timed out or skipped: {row}"
+    assert {row[1] for row in rows} == {"shared-objects", "offsets"}
+    assert {row[2] for row in rows} == {"quadratic", "sub-quadratic"}
+    assert "coloring_largest_first" in {row[0] for row in rows}  # a graph-bounded one
+    for row in rows:
+        planner, problem, reference, kind, tensors, seconds, gap, valid = row
+        assert valid == "yes", f"{planner} {problem}: the validator rejected the plan"
+        assert reference in ("quadratic", "sub-quadratic") and kind == "random_dag"
+        assert int(tensors) == 200
+        assert number(seconds) >= 0, f"{planner} {problem}: {seconds} {gap}"  # '-': crash
+        assert number(gap) >= 0, f"{planner} {problem} below the lower bound: {gap}"
+
+
+def check_heuristics_gaps(stdout, tmp_path, command):
+    count = int(re.search(r"^(\d+) instances from", stdout, re.M).group(1))
+    assert count == len(list((REPO / "data" / "examples").glob("*.json")))
+    rows = table(stdout, "planner problem mean gap max gap at LB")
+    assert ["greedy_by_size", "offsets"] in [row[:2] for row in rows]
+    for planner, problem, mean, largest, at_bound in rows:
+        assert 0 <= number(mean) <= number(largest)
+        hits, runs = map(int, at_bound.split("/"))
+        assert hits <= runs == count
+
+
+def check_peers(stdout, tmp_path, command):
+    assert re.search(r"^MiniMalloc is not available \(.*MINIMALLOC_BIN", stdout, re.M), stdout
+    methods = command[command.index("--methods") + 1].split(",")
+    rows = json_rows(tmp_path / "peers.jsonl", SUMMARY_KEYS + (
+        "instance", "suite", "num_tensors", "time_limit", "workers", "seed"))
+    assert [row["method"] for row in rows] == methods
+    for row in rows:
+        assert row["status"] != "ERROR" and row["valid"] is True, row
+        assert_consistent(row["status"], row["objective"], row["best_bound"])
+        assert row["lower_bound"] <= row["objective"]
+    [instance_row] = markdown_rows(stdout, "instance")
+    assert instance_row[0] == rows[0]["instance"] and len(instance_row) == 4 + len(methods)
+    summary = markdown_rows(stdout, "method")
+    assert [row[0] for row in summary] == methods
+    assert all(row[1:3] == ["1", "1"] for row in summary), summary  # one instance, valid
+
+
+def check_preload(stdout, tmp_path, command):
+    rows = table(stdout, "budget flexnn_us no_preload_us optimal_us status bound_us "
+                         "flexnn_gap cpsat_s")
+    budgets = [number(row[0]) for row in rows]
+    assert budgets == sorted(budgets), stdout  # one budget when the minimum meets the bound
+    for budget, flexnn, baseline, optimal, status, bound, gap, seconds in rows:
+        assert_consistent(status, number(optimal), number(bound))
+        # the sweep starts from the minimum's plan, CP-SAT from the better of it, FlexNN and
+        # no-preload: a plan at every budget, never worse than either heuristic
+        plans = [number(cell) for cell in (flexnn, baseline) if number(cell) is not None]
+        assert number(optimal) is not None and number(optimal) <= min(plans, default=math.inf)
+    written = json_rows(tmp_path / "preload.jsonl", SUMMARY_KEYS + (
+        "instance", "budget", "time_limit", "workers", "seed", "solver_version"))
+    assert [row["method"] for row in written] == ["flexnn", "no_preload", "cpsat"] * len(rows)
+    solver = (float(option(command, "--time-limit")), int(option(command, "--workers")),
+              int(option(command, "--seed", 0)))
+    for row in written:
+        assert row["valid"] is True
+        assert_consistent(row["status"], row["objective"], row["best_bound"])
+        if row["method"] == "cpsat":   # the heuristics take no solver settings
+            assert (row["time_limit"], row["workers"], row["seed"]) == solver, row
+            assert row["solver_version"], row
+
+
+def check_replay(stdout, tmp_path, command):
+    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    assert [row["plan"] for row in rows] == ["plan", "corrupted"], stdout
+    for row in rows:
+        assert {"instance", "tensors", "naive_bytes", "offsets_lower_bound", "method", "status",
+                "arena", "passed", "max_abs_diff", "written_in_place", "copied", "views",
+                "failure"} <= row.keys()
+        assert row["offsets_lower_bound"] <= row["arena"] <= row["naive_bytes"] + 64 * row[
+            "tensors"]
+    plan, corrupted = rows
+    assert plan["passed"] is True and plan["failure"] is None
+    assert corrupted["passed"] is False and "overwritten" in corrupted["failure"]
+
+
+RUNTIME_KEYS = ("runtime", "network", "runtime_planner_bytes", "optplan_bytes", "lower_bound",
+                "status", "outputs_equal", "max_abs_diff", "method", "time_limit", "workers",
+                "seed")
+
+
+def check_runtimes(stdout, tmp_path, command):
+    header = "runtime network runtime B optplan B lower bd saved status equal max|d| wall s"
+    [row] = table(stdout, header, first=("tflm", "executorch"))
+    [written] = json_rows(tmp_path / "runtimes" / "runtimes.jsonl", RUNTIME_KEYS)
+    assert "error" not in written, written
+    assert row[:2] == [written["runtime"], written["network"]]
+    assert written["lower_bound"] <= written["optplan_bytes"] <= written[
+        "runtime_planner_bytes"]  # a plan not smaller than the runtime's gives way to it
+    assert written["outputs_equal"] is True
+
+
+def check_runtimes_rerun(stdout, tmp_path, command):
+    """The row, then a rerun that skips it and adds a session to the manifest."""
+    check_runtimes(stdout, tmp_path, command)
+    assert run_bench(command).strip().splitlines() == [stdout.splitlines()[0]]
+    assert len(json_rows(tmp_path / "runtimes" / "runtimes.jsonl", RUNTIME_KEYS)) == 1
+    manifest = json.loads((tmp_path / "runtimes" / "manifest.json").read_text())
+    assert [session["rows_run"] for session in manifest["sessions"]] == [1, 0]
+    assert manifest["sessions"][0]["settings"]["method"] == "greedy_by_size"
+
+
+def check_schedule(stdout, tmp_path, command):
+    rows = markdown_rows(stdout, "network")
+    assert {(row[2], row[6]) for row in rows} == {
+        (problem, method) for problem in ("schedule", "schedule-offsets")
+        for method in ("dynamic_program", "cpsat")}
+    for (name, inplace, problem, ops, engine, heuristic, method, status, objective, bound,
+         gap, saving, seconds) in rows:
+        assert_consistent(status, number(objective), number(bound))
+        if status == "OPTIMAL":  # the engine order and the heuristic are feasible orders
+            assert number(objective) <= min(number(engine), number(heuristic))
+    written = json_rows(tmp_path / "schedule.jsonl", (
+        "network", "problem", "method", "status", "objective", "best_bound", "valid", "engine",
+        "heuristic", "time_limit", "workers", "seed", "solver_version"))
+    assert len(written) == len(rows)
+    optima = {}
+    for row in written:
+        assert row["valid"] is (True if row["objective"] is not None else None), row
+        assert row["workers"] == int(option(command, "--workers")) and row["solver_version"]
+        if row["status"] == "OPTIMAL":
+            optima.setdefault(row["problem"], set()).add(row["objective"])
+    assert all(len(values) == 1 for values in optima.values()), written
+
+
+def check_search(stdout, tmp_path, command):
+    header = "instance n " + " | ".join(["status objective bound time s nodes"] * 2)
+    [row] = table(stdout, header, first=("A",))
+    before, after = " ".join(row[2:]).split(" | ")
+    for cells in (before.split(), after.split()):
+        assert_consistent(cells[0], number(cells[1]), number(cells[2]))
+        assert int(cells[4]) > 0
+    assert re.search(r"proven optimal: before \d of 1, after \d of 1", stdout)
+    assert table(stdout, "instance nodes python/s nodes compiled/s speed-up", first=("A",))
+    [written] = json_rows(tmp_path / "search.jsonl", ("instance", "tensors", "before", "after",
+                                                     "rates", "rate_seconds"))
+    for which in ("before", "after"):
+        run = written[which]
+        assert {"status", "objective", "best_bound", "nodes", "time_limit", "engine",
+                "workers", "valid"} <= run.keys()
+        assert run["valid"] is True and run["time_limit"] == 1
+        assert_consistent(run["status"], run["objective"], run["best_bound"])
+    assert written["rates"].keys() == {"python", "compiled"}
+    rates = written["rates"]
+    if rates["python"]["finished"] and rates["compiled"]["finished"]:  # the same tree
+        assert rates["python"]["nodes"] == rates["compiled"]["nodes"]
+
+
+def check_slicing(stdout, tmp_path, command):
+    brackets = re.findall(r"minimum budget (\w+)\s+([\d,]+) \.\.\s+([\d,]+)", stdout)
+    assert [name for name, _, _ in brackets] == ["today", "kernels", "selection", "slicing"]
+    assert all(number(low) <= number(high) for _, low, high in brackets), stdout
+    assert re.search(r"minimum budget exact slicing\s+[\d,]+( \.\.\s+[\d,]+| \(proven\))",
+                     stdout)
+    assert re.search(r"minimum budget flexnn_sliced\s+[\d,]+", stdout)
+    rows = table(stdout, "budget flexnn_today_us flexnn_kernels_us flexnn_sliced_us "
+                         "sliced_layers sliced_s exact_sliced_us exact_bound_us exact_s")
+    rows = [row for row in rows if not row[0].startswith("(")]  # the network's seconds
+    for budget, today, kernels, sliced, layers, _, exact, bound, _ in rows:
+        status = "OPTIMAL" if exact.endswith("*") else "FEASIBLE"
+        assert_consistent(status, number(exact), number(bound))
+        # warm-started from flexnn_sliced and flexnn: no worse than either
+        plans = [number(cell) for cell in (kernels, sliced) if number(cell) is not None]
+        if plans:
+            assert number(exact) is not None and number(exact) <= min(plans), stdout
+
+
+def check_time_limits(stdout, tmp_path, command):
+    workers = int(option(command, "--workers"))
+    assert re.search(rf"^# .*time limit \S+ s, {workers} workers$", stdout, re.M), stdout
+    rows = table(stdout, "method problem status objective bound workers method_s total_s "
+                         "overrun_s in_margin")
+    solved = [row for row in rows if row[2] != "refused:"]
+    assert {("cpsat", "offsets"), ("search", "offsets"), ("cpsat", "shared-objects")} <= {
+        tuple(row[:2]) for row in solved}
+    for (method, problem, status, objective, bound, used, own, total, overrun,
+         margin) in solved:
+        assert int(used) == workers, f"{method} {problem} ran with {used} workers"
+        assert_consistent(status, number(objective), number(bound))
+        assert number(own) <= number(total) and number(overrun) >= 0 and margin in ("yes", "NO")
+
+
+# --- the runs ------------------------------------------------------------------------------
+
+OMNIMALLOC = ",".join(name for name in PEER_METHODS if name.startswith("omnimalloc_"))
+RUNTIME = ["--method", "greedy_by_size", "--time-limit", "2", "--workers", "1", "--inputs", "1",
+           "--out", "{tmp}/runtimes"]
+
+RUNS = [
+    pytest.param("cli.py", ["--runs", "1", "--command=--help", "--command=methods"], check_cli,
+                 id="cli"),
+    pytest.param("exact.py", ["--quick", "--no-minimalloc", "--only", "paper_example",
+                              "--jsonl", "{tmp}/exact.jsonl"], check_exact, id="exact-quick"),
+    pytest.param("exact.py", ["--minimalloc", "{minimalloc}", "--no-data", "--only", "A",
+                              "--time-limit", "1", "--workers", "1", "--methods",
+                              "cpsat,milp_highs", "--jsonl", "{tmp}/exact.jsonl"],
+                 check_exact, id="exact-minimalloc-A", marks=pytest.mark.peer),
+    pytest.param("heuristics.py", ["--sizes", "200", "--timeout", "60", "--methods",
+                                   "greedy_by_size", "best_fit", "coloring_largest_first"],
+                 check_heuristics_scaling, id="heuristics-scaling-200"),
+    pytest.param("heuristics.py", ["--gaps", "data/examples", "--methods", "greedy_by_size"],
+                 check_heuristics_gaps, id="heuristics-gaps"),
+    pytest.param("peers.py", ["--groups", "networks", "--instances",
+                              "iris_landmark_fused_tflite_64", "--methods", OMNIMALLOC,
+                              "--time-limit", "1", "--workers", "1",
+                              "--jsonl", "{tmp}/peers.jsonl"], check_peers, id="peers-omnimalloc"),
+    pytest.param("preload.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
+                                "--time-limit", "2", "--workers", "1",
+                                "--jsonl", "{tmp}/preload.jsonl"], check_preload, id="preload"),
+    pytest.param("replay.py", ["mobilenet_v2_raw_torch_224", "--methods", "greedy_by_size",
+                               "--corrupt"], check_replay, id="replay", marks=pytest.mark.torch),
+    pytest.param("runtimes.py", ["--runtime", "tflm", "--models", "iris_landmark", *RUNTIME],
+                 check_runtimes_rerun, id="runtimes-tflm-and-rerun"),
+    pytest.param("runtimes.py", ["--runtime", "executorch", "--models", "mobilenet_v1",
+                                 *RUNTIME], check_runtimes, id="runtimes-executorch",
+                 marks=pytest.mark.torch),
+    pytest.param("schedule.py", ["--networks", "blazeface_fused_tflite_128", "--methods",
+                                 "dynamic_program,cpsat", "--time-limit", "1",
+                                 "--fixed-time-limit", "1", "--workers", "1",
+                                 "--jsonl", "{tmp}/schedule.jsonl"], check_schedule,
+                 id="schedule"),
+    pytest.param("search.py", ["--suite", "{minimalloc}", "--instances", "A", "--time-limit", "1",
+                               "--rate-seconds", "0.5", "--jsonl", "{tmp}/search.jsonl"],
+                 check_search, id="search-A", marks=pytest.mark.peer),
+    pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
+                                "--time-limit", "1"], check_slicing, id="slicing"),
+    pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
+                 check_time_limits, id="time-limits-200"),
+]
+
+
+def test_every_bench_script_has_a_smoke_run():
+    assert {param.values[0] for param in RUNS} == {path.name for path in
+                                                   (REPO / "bench").glob("*.py")}
+
+
+@pytest.mark.parametrize(("script", "arguments", "check"), RUNS)
+def test_bench_script(script, arguments, check, tmp_path, request):
+    places = {"tmp": tmp_path}
+    if any("{minimalloc}" in argument for argument in arguments):
+        places["minimalloc"] = request.getfixturevalue("minimalloc_dir") / "challenging"
+    command = [f"bench/{script}", *(argument.format(**places) for argument in arguments)]
+    check(run_bench(command), tmp_path, command)
