@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 
 from factories import tiny_instances, tiny_preload_instances
 from minimalloc_standin import write_standin_binary
-from optplan import (Instance, OffsetsSolution, SharedObjectsSolution, Status, __version__,
+from optplan import (Instance, OffsetsSolution, Problem, SharedObjectsSolution, Status,
+                     __version__,
                      get_method, load_instance, methods, problems, solve)
-from optplan.errors import InputError
+from optplan.errors import InputError, SolverRangeError
 from optplan.exact import budget as budget_module
 from optplan.experiments.manifest import solver_versions
 from optplan.preload import Layer, PreloadInstance, PreloadTensor, budget_lower_bound
@@ -117,17 +118,20 @@ def check_against_the_truth(result, truth, label) -> None:
 def variants(method: str, problem: str) -> list[dict]:
     """The method as it comes, and (when it has them) with the models forced to run: no
     warm start, no stop at the combinatorial bound."""
-    accepted = get_method(method, problem).accepts(problem)
-    if accepted is not None and "stop_at_bound" not in accepted:
+    implementation = get_method(method, problem).implementations[Problem.parse(problem)]
+    if "stop_at_bound" not in inspect.signature(implementation).parameters:
         return [{}]
     return [{}, {"warm_start": False, "stop_at_bound": False}]
 
 
 def solve_or_refuse(*args, **kwargs):
-    """The result, or ``None`` when the method refuses the sizes with a clear InputError."""
+    """The result, or ``None`` when the method refuses the sizes (a SolverRangeError) or
+    in-place pairs it does not support, with a clear one-line error. Any other refusal, a
+    refused parameter included, fails the test."""
     try:
         return solve(*args, **kwargs)
     except InputError as error:
+        assert isinstance(error, SolverRangeError) or error.field == "inplace", str(error)
         assert "\n" not in str(error)
         return None
 
