@@ -256,8 +256,8 @@ def summary_latex(networks: pd.DataFrame) -> tuple[str, dict[str, str]]:
     caption = (f"Every heuristic on the distinct real networks with a proven optimum "
                f"({proven['shared-objects']} for shared objects, {proven['offsets']} for "
                "offsets): plans that are optimal, mean and largest gap to the optimum, median "
-               f"run time (each the median of {repetitions(networks)} run(s)). Best per column "
-               "in bold.")
+               f"run time (each the median of {runs_phrase(repetitions(networks))}). Best per "
+               "column in bold.")
     macros = {}
     for problem, tag in PROBLEMS.items():
         frame = frames[problem]
@@ -976,6 +976,11 @@ def bound_macros(networks: pd.DataFrame) -> dict[str, str]:
                    f"NumLooseBound{tag}": str(len(loose)),
                    f"ProvenShare{tag}": f"{100 * len(proven) / max(1, len(optima)):.0f}"}
     return macros
+
+
+def runs_phrase(count: int) -> str:
+    """``"1 run"``, ``"3 runs"``."""
+    return f"{count} run" + ("" if count == 1 else "s")
 
 
 def repetitions(rows: pd.DataFrame) -> int:
