@@ -67,3 +67,21 @@ def test_report_command_writes_tables_and_figures(tmp_path, capsys):
         assert (tmp_path / "out" / name).stat().st_size > 0
     if exact:
         assert (tmp_path / "out" / "figures" / "layout.png").is_file()
+
+
+def test_anytime_legend_lists_the_proof_marker_only_when_one_is_drawn():
+    """An unproven run draws no floor marker, so its legend has no "proven optimal" entry;
+    a proven run draws one, and the entry appears."""
+    import pandas as pd
+
+    from optplan.analysis.figures import anytime_figure
+
+    def legend_labels(status):
+        row = {"kind": "exact", "instance": "J", "method": "search", "problem": "offsets",
+               "status": status, "wall_time_s": 2.0, "repetition": 0,
+               "trajectory": [[0.1, 120, 100], [1.0, 110, 100 if status != "OPTIMAL" else 110]]}
+        figure = anytime_figure(pd.DataFrame([row]), ["J"])
+        return [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+
+    assert "proven optimal" not in legend_labels("FEASIBLE")
+    assert "proven optimal" in legend_labels("OPTIMAL")

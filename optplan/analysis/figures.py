@@ -200,6 +200,7 @@ def anytime_figure(results: pd.DataFrame, instances, titles: dict | None = None)
     style = {key: (line_colour(i), LINE_STYLES[i % len(LINE_STYLES)])
              for i, key in enumerate(series)}
     drawn: dict[tuple, None] = {}
+    marked = False   # a proof marker drawn (the legend lists only what is drawn)
     for axis, instance in zip(axes[0], instances):
         for _, row in rows[rows["instance"] == instance].iterrows():
             samples = [s for s in (row["trajectory"] or [])
@@ -218,6 +219,7 @@ def anytime_figure(results: pd.DataFrame, instances, titles: dict | None = None)
             if row["status"] == "OPTIMAL":
                 axis.plot(times[-1], _GAP_FLOOR, marker="v", color=colour, markersize=4,
                           clip_on=False)
+                marked = True
             drawn[key] = None
         axis.set_xscale("log")
         axis.set_yscale("log")
@@ -228,9 +230,10 @@ def anytime_figure(results: pd.DataFrame, instances, titles: dict | None = None)
     axes[0][0].set_ylabel("remaining gap (%)")
     handles = [Line2D([], [], color=style[k][0], linestyle=style[k][1],
                       label=f"{method_label(k[0])} ({problem_label(k[1])})") for k in drawn]
-    if handles:
+    if marked:
         handles.append(Line2D([], [], color="grey", marker="v", linestyle="",
                               label="proven optimal"))
+    if handles:
         figure.legend(handles=handles, frameon=False, loc="upper center",
                       ncol=min(5, len(handles)), bbox_to_anchor=(0.5, -0.02))
     figure.subplots_adjust(wspace=0.15)
