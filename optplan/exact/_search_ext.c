@@ -82,6 +82,7 @@ typedef struct {
     i64 capacity;
     char preorder[3];
     i64 *lowest, *total, *floor, *cuts, *solution;
+    i64 *witness;      /* per section: where its member scan last succeeded */
     i64 nodes;
     int counted;       /* the current node was counted before a pause */
     Frame *frames;
@@ -267,7 +268,7 @@ fail:
 }
 
 /* Section inference over sections [lo, hi) with the current placement at ``offset``. */
-static int sections_fit(const Search *s, i64 lo, i64 hi, i64 offset)
+static int sections_fit(Search *s, i64 lo, i64 hi, i64 offset)
 {
     const Instance *in = s->in;
     const Params *p = &s->p;
@@ -281,9 +282,16 @@ static int sections_fit(const Search *s, i64 lo, i64 hi, i64 offset)
             if (!s->total[k]) continue;
             i64 threshold = capacity - s->total[k];
             if (threshold < 0 || (p->canonical && offset > threshold)) return 0;
-            i64 j = in->sec_ptr[k], last = in->sec_ptr[k + 1];
+            /* start from the member that passed last time (a hint only: any member at or
+             * below the threshold decides the same) and go round the section's list */
+            i64 first = in->sec_ptr[k], last = in->sec_ptr[k + 1], w = s->witness[k], j = w;
             while (j < last && s->lowest[in->sec_idx[j]] > threshold) j++;
-            if (j == last) return 0;
+            if (j == last) {
+                j = first;
+                while (j < w && s->lowest[in->sec_idx[j]] > threshold) j++;
+                if (j == w) return 0;
+            }
+            s->witness[k] = j;
         }
         return 1;
     }
@@ -659,6 +667,7 @@ static void free_search(Search *s)
     free(s->total);
     free(s->floor);
     free(s->cuts);
+    free(s->witness);
     free(s->solution);
     free(s->frames);
     free(s->pool);
@@ -683,7 +692,10 @@ static int init_search(Search *s, const Instance *in, const Params *p, i64 capac
     s->floor = calloc((size_t)(sections ? sections : 1), sizeof(i64));
     s->cuts = malloc((size_t)(sections ? sections : 1) * sizeof(i64));
     s->solution = calloc((size_t)n + 1, sizeof(i64));
-    if (!s->lowest || !s->total || !s->floor || !s->cuts || !s->solution) return -1;
+    s->witness = malloc((size_t)(sections ? sections : 1) * sizeof(i64));
+    if (!s->lowest || !s->total || !s->floor || !s->cuts || !s->solution || !s->witness)
+        return -1;
+    for (i64 k = 0; k < sections; k++) s->witness[k] = in->sec_ptr[k];
     s->lowest[n] = PLACED;
     memcpy(s->total, totals, (size_t)sections * sizeof(i64));
     if (sections > 1) memcpy(s->cuts, cuts, (size_t)(sections - 1) * sizeof(i64));
