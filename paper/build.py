@@ -53,7 +53,8 @@ from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
                                      latex_table, mib_cell, order_table, percent_cell,
                                      preload_table, SEARCH_RUNS, search_runs_table,
-                                     search_table, seconds_cell, summary_table)
+                                     search_table, seconds_cell, summary_table,
+                                     median_runs)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
@@ -481,10 +482,11 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
             "NumMiniMalloc", "NumProvenMiniMalloc", "NumOpenMiniMalloc", "OpenMiniMalloc",
             "NumBelowCapacityMiniMalloc", "NumAtCapacityMiniMalloc", "MaxTimeProofMiniMalloc",
             "TimeLimitsMiniMalloc", "MaxOpenGapMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
-            "NumOptimalRunsCpsatMiniMalloc")}
-    rows = plain(rows)
+            "NumOptimalRunsCpsatMiniMalloc", "NumRepetitionsMiniMalloc")}
+    repeated = plain(rows)
+    optima = optimum_table(repeated).set_index("instance")
+    rows = median_runs(repeated)  # a cell: the run of median time of a job's repetitions
     peers = plain(peers) if peers is not None and len(peers) else rows.iloc[:0]
-    optima = optimum_table(rows).set_index("instance")
     heuristics = rows[(rows["kind"] == "heuristic") & (rows["valid"] == True)]  # noqa: E712
     exact_methods = [m for m in ("cpsat", "search") if (rows["method"] == m).any()]
     peer_methods = [m for m in PEER_EXACT if (peers["method"] == m).any()]
@@ -528,6 +530,7 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
     below = sum(proven.loc[n, "optimum"] < capacities[n] for n in proven.index if n in capacities)
     at = sum(proven.loc[n, "optimum"] == capacities[n] for n in proven.index if n in capacities)
     macros = {"NumMiniMalloc": str(len(optima)), "NumProvenMiniMalloc": str(len(proven)),
+              "NumRepetitionsMiniMalloc": str(repetitions(repeated)),
               "NumOpenMiniMalloc": str(len(open_names)),
               "OpenMiniMalloc": _words(open_names) or "none",
               "NumBelowCapacityMiniMalloc": str(int(below)),
@@ -697,13 +700,14 @@ def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
     gap per problem."""
     if rows.empty:
         return "", {"NumGenerated": "--", "NumProvenGeneratedSO": "--",
-                    "NumProvenGeneratedOC": "--"}
+                    "NumProvenGeneratedOC": "--", "NumRepetitionsGenerated": "--"}
     rows = plain(rows)
     rows = rows.assign(kind_size=rows["instance"].str.replace(r"[_-]s(?:eed)?\d+$", "",
                                                               regex=True))
     header = ["generator", "instances"] + [c for _ in PROBLEMS for c in (
         "proven", r"best heuristic\\(mean gap \%)")]
-    table_rows, macros = [], {"NumGenerated": str(rows["instance"].nunique())}
+    table_rows, macros = [], {"NumGenerated": str(rows["instance"].nunique()),
+                              "NumRepetitionsGenerated": str(repetitions(rows))}
     for group, part in rows.groupby("kind_size", sort=True):
         kind, size = re.split(r"[_-](?=\d+$)", group)
         cells = [f"{GENERATOR_NAMES.get(kind, kind.replace('_', ' '))}, {size} tensors",
@@ -880,8 +884,9 @@ def ablation_lp_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
 def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
                           ) -> tuple[str, dict[str, str]]:
     """The offsets search on MiniMalloc's suite with each technique off, against all on."""
-    runs = pd.concat([plain(minimalloc[minimalloc["method"] == "search"]),
-                      plain(ablation[ablation["method"] == "search"])], ignore_index=True)
+    runs = median_runs(pd.concat([plain(minimalloc[minimalloc["method"] == "search"]),
+                                  plain(ablation[ablation["method"] == "search"])],
+                                 ignore_index=True))
     if ablation.empty or runs.empty:
         return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)} \
             | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--", "SearchNotNeeded": "--"}

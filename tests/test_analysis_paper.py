@@ -10,7 +10,7 @@ from optplan.analysis.load import optimum_table, suite_of
 from optplan.analysis.names import (instance_title, is_paper_network, method_label,
                                     network_label, problem_label)
 from optplan.analysis.report import hard_instances
-from optplan.analysis.tables import (bold_best, drop_duplicates, duplicate_instances,
+from optplan.analysis.tables import (bold_best, drop_duplicates, duplicate_instances, median_runs,
                                      inplace_table, latex_table, order_table, percent_cell,
                                      render_latex, render_markdown, search_runs_table,
                                      search_table, seconds_cell, strategy_table,
@@ -343,3 +343,22 @@ def test_search_table_reads_both_runs_and_the_speed_up():
     long_runs = search_runs_table([{"instance": "Y"} | search_row(
         "FEASIBLE", 105, 90, engine="compiled", workers=2, prove_result="timeout")])
     assert long_runs.loc[0, "objective"] == 105 and long_runs.loc[0, "prove_result"] == "timeout"
+
+
+def test_median_runs_keeps_the_run_of_median_time_per_job():
+    rows = pd.DataFrame([
+        {"run": "r", "instance": "A", "problem": "offsets", "method": "search", "params": {},
+         "repetition": rep, "wall_time_s": t, "status": s, "objective": o}
+        for rep, t, s, o in ((0, 9.0, "FEASIBLE", 12), (1, 1.0, "OPTIMAL", 10),
+                             (2, 2.0, "OPTIMAL", 10))] + [
+        {"run": "r", "instance": "A", "problem": "offsets", "method": "search",
+         "params": {"dominance": False}, "repetition": rep, "wall_time_s": t,
+         "status": "OPTIMAL", "objective": 10} for rep, t in ((0, 4.0), (1, 3.0))])
+    picked = median_runs(rows)
+    assert len(picked) == 2
+    plain = picked[picked["params"].map(lambda p: not p)].iloc[0]
+    assert (plain["repetition"], plain["wall_time_s"], plain["status"]) == (2, 2.0, "OPTIMAL")
+    off = picked[picked["params"].map(bool)].iloc[0]
+    assert (off["repetition"], off["wall_time_s"]) == (1, 3.0)  # the lower middle of two
+    once = rows.drop(columns="repetition")
+    assert median_runs(once) is once

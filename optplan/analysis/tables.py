@@ -15,6 +15,7 @@ offsets search on MiniMalloc's suite before and after its compiled core, and lon
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -323,6 +324,29 @@ def drop_duplicates(results: pd.DataFrame, duplicates: dict[str, list[str]]) -> 
     twin)."""
     dropped = {name for rest in duplicates.values() for name in rest}
     return results[~results["instance"].isin(dropped)]
+
+
+JOB_FIELDS = ("run", "instance", "problem", "method", "inplace", "time_limit", "seed", "budget")
+"""The fields that name a job apart from its repetition (with its ``params``)."""
+
+
+def median_runs(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per job over its repetitions: the run with the median wall time (the lower
+    middle of an even count), so that a table cell's status, objective and time all come from
+    one and the same run. Rows without a ``repetition`` column pass through."""
+    if results.empty or "repetition" not in results:
+        return results
+    fields = [f for f in JOB_FIELDS if f in results]
+    params = (results["params"] if "params" in results else pd.Series(None, index=results.index)
+              ).map(lambda p: json.dumps(p if isinstance(p, dict) else {}, sort_keys=True))
+    key = pd.Series([repr(job) for job in zip(*(results[f] for f in fields), params)],
+                    index=results.index)
+    ordered = results.assign(_job=key, _rep=results["repetition"].fillna(0)).sort_values(
+        ["_job", "wall_time_s", "_rep"], kind="stable")
+    position = ordered.groupby("_job", sort=False).cumcount()
+    count = ordered.groupby("_job", sort=False)["_job"].transform("size")
+    picked = ordered[position == (count - 1) // 2]
+    return picked.drop(columns=["_job", "_rep"]).sort_index()
 
 
 def summary_table(results: pd.DataFrame, problem: str, *, kinds=("heuristic",)) -> pd.DataFrame:
