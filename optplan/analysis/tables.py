@@ -341,12 +341,12 @@ def median_runs(results: pd.DataFrame) -> pd.DataFrame:
               ).map(lambda p: json.dumps(p if isinstance(p, dict) else {}, sort_keys=True))
     key = pd.Series([repr(job) for job in zip(*(results[f] for f in fields), params)],
                     index=results.index)
-    ordered = results.assign(_job=key, _rep=results["repetition"].fillna(0)).sort_values(
-        ["_job", "wall_time_s", "_rep"], kind="stable")
+    ordered = results.assign(_job=key).sort_values(["_job", "wall_time_s", "repetition"],
+                                                   kind="stable")
     position = ordered.groupby("_job", sort=False).cumcount()
     count = ordered.groupby("_job", sort=False)["_job"].transform("size")
     picked = ordered[position == (count - 1) // 2]
-    return picked.drop(columns=["_job", "_rep"]).sort_index()
+    return picked.drop(columns="_job").sort_index()
 
 
 def summary_table(results: pd.DataFrame, problem: str, *, kinds=("heuristic",)) -> pd.DataFrame:
