@@ -137,7 +137,7 @@ RUNTIMES_RUN = "runtimes"
 SEARCH_RUN = "search"
 """``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
 (:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
-SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl")
+SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -693,6 +693,31 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
         columns=["instance", "best_bound", "lower_bound", "prove_result", "prove_capacity"]))
     macros["SearchLongBoundNote"] = _bound_note(long_runs)
     return text, macros
+
+
+def search_windows_macros(rows) -> dict[str, str]:
+    """The macros of ``bench/search_windows.py``'s rows (dicts, one per instance): its probe
+    time limit, and ``SearchWindowNote``, a clause on what the time windows proved at the max
+    breadth (the windows each instance packed, refuted or left open)."""
+    if not rows:
+        return {"SearchWindowSeconds": "--", "SearchWindowNote": "no windows were probed"}
+    windows = [(row["instance"], window) for row in rows for window in row["windows"]]
+    refuted = [name for name, window in windows if window["result"] == "refuted"]
+    packed = {row["instance"]: max((w["tensors"] for w in row["windows"]
+                                    if w["result"] == "packed"), default=0) for row in rows}
+    unfinished = sum(window["result"] == "open" for _, window in windows)
+    if refuted:
+        verb = "refutes" if len(refuted) == 1 else "refute"
+        note = (f"{len(refuted)} of the {len(windows)} windows {verb} it, on "
+                f"{_words(sorted(set(refuted)))}, raising the bound by one granule")
+    else:
+        note = (f"none of the {len(windows)} windows refutes it: windows of up to "
+                + _words([f"{packed[row['instance']]} of {row['instance']}'s "
+                          f"{row['tensors']} tensors" for row in rows])
+                + " pack at it" + (f", and the other {unfinished} stay open" if unfinished
+                                   else ""))
+    seconds = max(float(row["probe_seconds"]) for row in rows)
+    return {"SearchWindowSeconds": f"{seconds:g}", "SearchWindowNote": note}
 
 
 def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
@@ -1272,11 +1297,12 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                    minimalloc["run"] != "paper_search_ablation"]),
                "slicing.tex": slicing_latex(preload[preload["run"] == "slicing"], run_dirs)}
     if search_dir is not None:
-        before_after, long_runs = (read_jsonl(Path(search_dir) / name) if
-                                   (Path(search_dir) / name).is_file() else []
-                                   for name in SEARCH_FILES)
+        before_after, long_runs, windows = (read_jsonl(Path(search_dir) / name) if
+                                            (Path(search_dir) / name).is_file() else []
+                                            for name in SEARCH_FILES)
         writers["search.tex"] = search_latex(search_table(before_after),
                                              search_runs_table(long_runs))
+        macros |= search_windows_macros(windows)
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

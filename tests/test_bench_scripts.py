@@ -289,6 +289,22 @@ def check_search(stdout, tmp_path, command):
         assert rates["python"]["nodes"] == rates["compiled"]["nodes"]
 
 
+def check_search_windows(stdout, tmp_path, command):
+    rows = table(stdout, "width windows packed refuted open tensors seconds")
+    assert [int(row[0]) for row in rows] == [4, 71]  # 400 sections clip to A's 71
+    for width, windows, packed, refuted, unfinished, tensors, _ in rows:
+        assert int(packed) + int(refuted) + int(unfinished) == int(windows) > 0
+    breadth = int(re.search(r"max breadth ([\d,]+) bytes", stdout).group(1).replace(",", ""))
+    bound = int(re.search(r"^bound: ([\d,]+) bytes", stdout, re.M).group(1).replace(",", ""))
+    [written] = json_rows(tmp_path / "windows.jsonl", ("instance", "tensors", "sections",
+                                                      "max_breadth", "bound", "windows"))
+    assert (written["max_breadth"], written["bound"]) == (breadth, bound) == (1048576, 1048576)
+    assert sum(int(row[1]) for row in rows) == len(written["windows"])
+    assert written["windows"][-1]["tensors"] == written["tensors"] == 154  # the whole of A
+    assert all(window["result"] == "packed" for window in written["windows"]
+               if window["width"] == 4)  # a few sections pack at max breadth at once
+
+
 def check_slicing(stdout, tmp_path, command):
     brackets = re.findall(r"minimum budget (\w+)\s+([\d,]+) \.\.\s+([\d,]+)", stdout)
     assert [name for name, _, _ in brackets] == ["today", "kernels", "selection", "slicing"]
@@ -365,6 +381,10 @@ RUNS = [
     pytest.param("search.py", ["--suite", "{minimalloc}", "--instances", "A", "--time-limit", "1",
                                "--rate-seconds", "0.5", "--jsonl", "{tmp}/search.jsonl"],
                  check_search, id="search-A", marks=pytest.mark.peer),
+    pytest.param("search_windows.py", ["--suite", "{minimalloc}", "--instances", "A", "--widths",
+                                       "4,400", "--probe-seconds", "0.5",
+                                       "--jsonl", "{tmp}/windows.jsonl"],
+                 check_search_windows, id="search-windows-A", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
     pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],

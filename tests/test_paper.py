@@ -252,3 +252,26 @@ def test_the_search_table_is_the_committed_before_and_after(generated):
     for line in long_runs:
         assert number(macros[f"SearchLongObjective{line['instance']}"]) == line["objective"]
         assert number(macros[f"SearchLongBound{line['instance']}"]) == line["best_bound"]
+
+
+def test_the_window_note_is_the_committed_windows(generated):
+    """``SearchWindowNote`` counts the committed windows of ``bench/search_windows.py`` and
+    names, per instance, the most tensors a window packed at the max breadth; a refuted
+    window turns it into a raised bound."""
+    rows = [json.loads(line) for line in
+            (PAPER / "results" / "search" / "windows.jsonl").read_text().splitlines() if line]
+    windows = [window for row in rows for window in row["windows"]]
+    macros = _defined_macros(generated / "macros.tex")
+    note = macros["SearchWindowNote"]
+    assert f" {len(windows)} windows" in note
+    if not any(window["result"] == "refuted" for window in windows):
+        for row in rows:
+            packed = max(w["tensors"] for w in row["windows"] if w["result"] == "packed")
+            assert f"{packed} of {row['instance']}'s {row['tensors']} tensors" in note
+    build = _build_module()
+    refuted = {"instance": "Z", "tensors": 3, "probe_seconds": 2, "windows": [
+        {"tensors": 2, "result": "refuted"}, {"tensors": 3, "result": "open"}]}
+    assert build.search_windows_macros([refuted]) == {
+        "SearchWindowSeconds": "2",
+        "SearchWindowNote": "1 of the 2 windows refutes it, on Z, raising the bound by one "
+                            "granule"}
