@@ -67,9 +67,16 @@ def main(argv=None) -> int:
     if not files:
         print(f"no MiniMalloc instances found under {args.suite}: skipped")
         return 0
-    widths = [int(text) for text in args.widths.split(",") if text.strip()]
-    if not widths or min(widths) < 1:
-        sys.exit(f"--widths {args.widths}: expected positive section counts")
+    texts = [text.strip() for text in args.widths.split(",") if text.strip()]
+    if not texts or not all(text.isdigit() and int(text) > 0 for text in texts):
+        print(f"--widths {args.widths}: expected positive section counts, e.g. 8,16",
+              file=sys.stderr)
+        return 2
+    widths = [int(text) for text in texts]
+    if not args.probe_seconds > 0:
+        print(f"--probe-seconds {args.probe_seconds:g}: expected a positive time limit",
+              file=sys.stderr)
+        return 2
     print(f"window relaxations at max breadth, at most {args.probe_seconds:g} s per window")
     for path in files:
         instance = read_minimalloc_csv(path)

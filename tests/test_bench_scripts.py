@@ -404,3 +404,13 @@ def test_bench_script(script, arguments, check, tmp_path, request):
         places["minimalloc"] = request.getfixturevalue("minimalloc_dir") / "challenging"
     command = [f"bench/{script}", *(argument.format(**places) for argument in arguments)]
     check(run_bench(command), tmp_path, command)
+
+
+@pytest.mark.parametrize("arguments", [["--widths", "8,x"], ["--widths", "0"],
+                                       ["--probe-seconds", "-1"]])
+def test_search_windows_refuses_bad_arguments(arguments, minimalloc_dir):
+    done = subprocess.run([sys.executable, "bench/search_windows.py", "--suite",
+                           str(minimalloc_dir / "challenging"), "--instances", "A", *arguments],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(arguments[0]) and len(done.stderr.splitlines()) == 1
