@@ -195,6 +195,23 @@ def test_schedule_methods_equal_brute_force(instance):
         assert peak_of(instance, outcome.solution.order) == optimum
 
 
+def test_a_segment_target_above_its_optimum_is_no_bound():
+    """Found by the property above: ``op3`` reads and writes graph outputs only, so it runs
+    last (a trailing op) and the rest is solved on its own with the whole's must-live bound,
+    3 bytes, as its target. The rest's sizes are multiples of 2 and its optimum is 2 (``op2``
+    first); a target rounded up to the 2-byte unit made the models' floor 4, so every order
+    up to 4 looked optimal and 4 was reported as a proven bound (cpsat and cbc)."""
+    instance = build("segment_target", [("op0", [], ["t0"]), ("op1", ["t0"], ["t1"]),
+                                        ("op2", [], ["t2"]), ("op3", ["t0", "t1"], ["t3"])],
+                     {"t0": 2, "t1": 0, "t2": 2, "t3": 1}, outputs=["t3", "t0"])
+    assert brute_force_schedule(instance).best_bound == 3
+    for method in (cpsat_schedule, milp_highs_schedule, milp_cbc_schedule):
+        outcome = method(instance, warm_start=False, **FLAGS)
+        assert outcome.info["trailing_ops"] == 1, outcome.info
+        assert (outcome.status, outcome.best_bound) == (Status.OPTIMAL, 3), method.__name__
+        assert peak_of(instance, outcome.solution.order) == 3
+
+
 def test_relaxation_bound_is_a_bound():
     instance = two_branches()
     assert lower_bound(instance) <= relaxation_bound(instance) <= 12

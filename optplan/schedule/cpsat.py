@@ -26,7 +26,7 @@ from optplan.schedule.driver import PartOutcome, solve_schedule, solve_schedule_
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
 
 __all__ = ["cpsat_schedule", "cpsat_schedule_offsets", "build_schedule_model",
-           "extract_order", "size_unit", "cpsat_segment", "cpsat_joint"]
+           "extract_order", "size_unit", "objective_range", "cpsat_segment", "cpsat_joint"]
 
 SOLVER = "cpsat"
 _REFERENCE = "CP-SAT model of order and lifetimes (after OLLA/MODeL, Steiner et al. 2023)"
@@ -118,13 +118,12 @@ def build_schedule_model(dag: Dag, *, lower: int, upper: int, start: list[int] |
     for target in {b for _, _, b in choose}:
         model.add(sum(var for key, var in choose.items() if key[2] == target) <= 1)
 
-    low, high = -(-lower // unit), upper // unit
+    low, high = objective_range(lower, upper, unit, step, arena)
     offset = None
     if not arena:
         objective = model.new_int_var(min(low, high), high, "peak")
         model.add_cumulative(intervals, sizes, objective)
     else:
-        low, high = -(-low // step), high // step
         objective = model.new_int_var(min(low, high), high, "arena")
         offset, boxes = [], []
         for b, size in enumerate(sizes):
@@ -154,6 +153,19 @@ def size_unit(sizes, alignment: int) -> tuple[int, int]:
     g = math.gcd(*sizes) or 1
     unit = g if g % alignment == 0 else math.gcd(g, alignment)
     return unit, (alignment // unit if alignment > unit else 1)
+
+
+def objective_range(lower: int, upper: int, unit: int, step: int,
+                    arena: bool) -> tuple[int, int]:
+    """The objective's domain in model units (``unit`` bytes; ``step`` units per arena step)
+    from ``lower`` and ``upper`` in bytes. An arena's ``lower`` bounds this graph's arena, so
+    it rounds up. A peak's ``lower`` is only where the search may stop: a segment is given
+    the whole graph's bound, which can lie above the segment's own optimum, so it rounds
+    down (rounding it up to the unit would put a floor above both, and the solver would
+    report that floor as a bound of the whole)."""
+    if not arena:
+        return lower // unit, upper // unit
+    return -(-lower // (unit * step)), upper // (unit * step)
 
 
 def _hint(model, dag: Dag, position, choose, start: list[int]) -> None:

@@ -22,7 +22,7 @@ from optplan.exact.milp import BACKENDS, Milp, milp_version
 from optplan.exact.highs import check_highs_options
 from optplan.registry import register
 from optplan.result import SolverOutcome
-from optplan.schedule.cpsat import size_unit
+from optplan.schedule.cpsat import objective_range, size_unit
 from optplan.schedule.dag import Dag, lifetimes_of, order_indices, order_names, peak
 from optplan.schedule.driver import PartOutcome, solve_schedule, solve_schedule_offsets
 from optplan.schedule.model import ScheduleInstance, ScheduleSolution
@@ -173,7 +173,7 @@ def build_schedule_milp(dag: Dag, *, lower: int, upper: int, start: list[int],
     def live_bytes(s):
         return pulp.lpSum(size * var for size, var in at_step[s])
 
-    low, high = -(-lower // unit), upper // unit
+    low, high = objective_range(lower, upper, unit, step, arena)
     start_values = _start_values(dag, index, choose, live, start)
     if not arena:
         objective = lp.add_variable("peak", min(low, high), high)
@@ -184,7 +184,6 @@ def build_schedule_milp(dag: Dag, *, lower: int, upper: int, start: list[int],
         return _milp(lp, dict(index.variables) | _named(choose, live) | {"peak": objective},
                      start_values, big_m=1, magnitude=high)
 
-    low, high = -(-low // step), high // step
     objective = lp.add_variable("arena", min(low, high), high, cat="Integer")
     lp += objective
     slot = {b: lp.add_variable(f"q_{b}", 0, max(0, (high * step - size) // step),
