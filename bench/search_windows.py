@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from optplan.exact._search_core import TIMEOUT, decide, prepare
-from optplan.exact.offsets_bound import breadth_capacity
+from optplan.exact.offsets_bound import breadth_capacity, granule
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 
 from search import SUITE, suite_files  # bench/search.py: the script's folder is on sys.path
@@ -84,14 +84,14 @@ def main(argv=None) -> int:
         prep = prepare(instance.first_ops, instance.last_ops, instance.sizes,
                        instance.alignment)
         capacity = breadth_capacity(instance, prep) * prep.scale
-        granule = prep.alignment * prep.scale
+        step = granule(prep) * prep.scale  # bytes between arenas worth probing
         windows = []
         print(f"\n{name}: {len(instance)} tensors, {prep.num_sections} sections, max breadth "
               f"{capacity:,} bytes")
         print(f"{'width':>6} {'windows':>8} {'packed':>7} {'refuted':>8} {'open':>5} "
               f"{'tensors':>8} {'seconds':>8}")
-        for width in widths:
-            width = min(width, prep.num_sections)
+        # widths beyond the instance are the whole instance: probe it once
+        for width in sorted({min(width, prep.num_sections) for width in widths}):
             starts = range(0, prep.num_sections - width + 1, max(1, width // 2))
             rows = [probe_window(instance, prep, start, width, capacity, args.probe_seconds)
                     for start in starts]
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
                   f"{counts['open']:5} {max(row['tensors'] for row in rows):8} "
                   f"{sum(row['seconds'] for row in rows):8.1f}", flush=True)
         refuted = [row for row in windows if row["result"] == "refuted"]
-        bound = capacity + granule if refuted else capacity
+        bound = capacity + step if refuted else capacity
         print(f"\nbound: {bound:,} bytes ("
               + (f"{len(refuted)} window(s) refute max breadth" if refuted else
                  "no window refutes max breadth") + ")")
