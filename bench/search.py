@@ -48,6 +48,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="a SearchParams switch, e.g. --switch dominance=false")
     parser.add_argument("--workers", type=int, default=2,
                         help="workers of the compiled run (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the search's random orders (default: %(default)s)")
     parser.add_argument("--runs", default="before,after",
                         help="which runs: before (python), after (compiled); default both")
     parser.add_argument("--rate-seconds", type=float, default=10.0,
@@ -163,14 +165,15 @@ RUNS = {"before": {"engine": "python", "workers": 1}, "after": {"engine": "compi
 def run_cell(instance, args, options, which: str) -> tuple[str, dict]:
     settings = dict(RUNS[which])
     settings.setdefault("workers", args.workers)
-    result = solve(instance, "search", "offsets", time_limit=args.time_limit, **settings,
-                   **options)
+    result = solve(instance, "search", "offsets", time_limit=args.time_limit, seed=args.seed,
+                   **settings, **options)
     cell = f"{result.status.value:9} {result.objective:10} {result.best_bound:10} " \
            f"{result.wall_time_s:7.1f} {result.info['nodes']:10}"
     if not result.valid:
         cell += "  INVALID: " + "; ".join(result.violations)
     return cell, {**result.summary(), "nodes": result.info["nodes"], **settings,
-                  "time_limit": args.time_limit, "probes": result.info["probes"]}
+                  "time_limit": args.time_limit, "seed": args.seed,
+                  "probes": result.info["probes"]}
 
 
 def main(argv=None) -> int:

@@ -137,7 +137,8 @@ RUNTIMES_RUN = "runtimes"
 SEARCH_RUN = "search"
 """``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
 (:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
-SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl")
+SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl",
+                "seeds.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -720,6 +721,33 @@ def search_windows_macros(rows) -> dict[str, str]:
     return {"SearchWindowSeconds": f"{seconds:g}", "SearchWindowNote": note}
 
 
+def search_seed_macros(before_after, seeds) -> dict[str, str]:
+    """``SearchSeeds`` and ``SearchSeedNote``: the compiled runs of the instances that
+    ``seeds`` (``bench/search.py --seed``'s rows) re-ran with other seeds of the random
+    orders, together with their run in ``before_after`` (its seed, 0 when unrecorded): per
+    instance, the range of the arenas and of the gaps over the seeds."""
+    runs = [row for row in list(before_after) + list(seeds) if "after" in row]
+    names = sorted({row["instance"] for row in seeds})
+    if not names:
+        return {"SearchSeeds": "--", "SearchSeedNote": "no other seed was run"}
+    used, parts = set(), []
+    for name in names:
+        mine = [row["after"] for row in runs if row["instance"] == name]
+        used |= {run.get("seed", 0) for run in mine}
+        arenas = sorted(run["objective"] for run in mine)
+        gaps = sorted(run["objective"] / run["best_bound"] - 1 for run in mine)
+        proven = sum(run["status"] == "OPTIMAL" for run in mine)
+        parts.append(f"from {_thousands(arenas[0])} to {_thousands(arenas[-1])} bytes on "
+                     f"{name} (gaps {_pct(gaps[0])}--{_pct(gaps[-1])}\,\%"
+                     + (f", {proven} proven" if proven else "") + ")")
+    ordered = sorted(used)
+    seeds_text = (f"{ordered[0]}--{ordered[-1]}" if ordered == list(range(ordered[0],
+                                                                          ordered[-1] + 1))
+                  else ", ".join(map(str, ordered)))
+    return {"SearchSeeds": seeds_text,
+            "SearchSeedNote": f"the {len(ordered)} runs' arenas range " + _words(parts)}
+
+
 def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
     """Generated instances by generator and size: how many proven, the best heuristic's mean
     gap per problem."""
@@ -1297,12 +1325,12 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                    minimalloc["run"] != "paper_search_ablation"]),
                "slicing.tex": slicing_latex(preload[preload["run"] == "slicing"], run_dirs)}
     if search_dir is not None:
-        before_after, long_runs, windows = (read_jsonl(Path(search_dir) / name) if
+        before_after, long_runs, windows, seeds = (read_jsonl(Path(search_dir) / name) if
                                             (Path(search_dir) / name).is_file() else []
                                             for name in SEARCH_FILES)
         writers["search.tex"] = search_latex(search_table(before_after),
                                              search_runs_table(long_runs))
-        macros |= search_windows_macros(windows)
+        macros |= search_windows_macros(windows) | search_seed_macros(before_after, seeds)
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

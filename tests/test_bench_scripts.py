@@ -280,8 +280,8 @@ def check_search(stdout, tmp_path, command):
     for which in ("before", "after"):
         run = written[which]
         assert {"status", "objective", "best_bound", "nodes", "time_limit", "engine",
-                "workers", "valid"} <= run.keys()
-        assert run["valid"] is True and run["time_limit"] == 1
+                "workers", "valid", "seed"} <= run.keys()
+        assert run["valid"] is True and run["time_limit"] == 1 and run["seed"] == 4
         assert_consistent(run["status"], run["objective"], run["best_bound"])
     assert written["rates"].keys() == {"python", "compiled"}
     rates = written["rates"]
@@ -379,7 +379,8 @@ RUNS = [
                                  "--jsonl", "{tmp}/schedule.jsonl"], check_schedule,
                  id="schedule"),
     pytest.param("search.py", ["--suite", "{minimalloc}", "--instances", "A", "--time-limit", "1",
-                               "--rate-seconds", "0.5", "--jsonl", "{tmp}/search.jsonl"],
+                               "--rate-seconds", "0.5", "--seed", "4",
+                               "--jsonl", "{tmp}/search.jsonl"],
                  check_search, id="search-A", marks=pytest.mark.peer),
     pytest.param("search_windows.py", ["--suite", "{minimalloc}", "--instances", "A", "--widths",
                                        "4,400", "--probe-seconds", "0.5",

@@ -275,3 +275,28 @@ def test_the_window_note_is_the_committed_windows(generated):
         "SearchWindowSeconds": "2",
         "SearchWindowNote": "1 of the 2 windows refutes it, on Z, raising the bound by one "
                             "granule"}
+
+
+def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
+    """``SearchSeedNote`` gives, per instance that ``bench/search.py --seed`` re-ran, the
+    least and the largest arena over its seeds (the committed before/after run included)."""
+    build = _build_module()
+    rows = {name: [json.loads(line) for line in
+                   (PAPER / "results" / "search" / name).read_text().splitlines() if line]
+            for name in ("minimalloc_before_after.jsonl", "seeds.jsonl")}
+    macros = _defined_macros(generated / "macros.tex")
+    for name in {row["instance"] for row in rows["seeds.jsonl"]}:
+        arenas = [row["after"]["objective"] for rows_ in rows.values() for row in rows_
+                  if row["instance"] == name]
+        assert len(arenas) >= 2
+        assert (f"from {build._thousands(min(arenas))} to {build._thousands(max(arenas))} "
+                f"bytes on {name}") in macros["SearchSeedNote"]
+    run = {"status": "FEASIBLE", "objective": 110, "best_bound": 100}
+    made = build.search_seed_macros(
+        [{"instance": "Z", "after": run}, {"instance": "Y", "after": run}],
+        [{"instance": "Z", "after": run | {"objective": 100, "status": "OPTIMAL", "seed": 1}},
+         {"instance": "Z", "after": run | {"objective": 105, "seed": 3}}])
+    assert made == {"SearchSeeds": "0, 1, 3",
+                    "SearchSeedNote": "the 3 runs' arenas range from 100 to 110 bytes on Z "
+                                      "(gaps 0.0--10.0\\,\\%, 1 proven)"}
+    assert build.search_seed_macros([{"instance": "Z", "after": run}], [])["SearchSeeds"] == "--"

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from optplan import Instance, InputError, Status, solve, validate
 from optplan.bounds import max_breadth
 from optplan.exact import _search_core
-from optplan.exact._search_core import ENGINES, decide, prepare
+from optplan.exact._search_core import ENGINES, decide, jittered, prepare
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import TIMEOUT, SearchParams, pack, search
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
@@ -246,6 +246,55 @@ def test_compiled_core_matches_the_reference_on_minimalloc_instances(minimalloc_
                             engine=engine) for engine in ENGINES}
     assert found["compiled"] == found["python"] is not None
     assert runs["compiled"]["nodes"] == runs["python"]["nodes"] > 1000
+
+
+# -- random orders: the same question, searched in another order ------------------------
+@settings(max_examples=80, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_a_jittered_order_decides_the_same_question(rng):
+    # Every static rank is sound: a random order packs exactly the capacities the plain one
+    # does (and both engines still search the same tree in it, node for node).
+    instance = random_instance(rng, max_tensors=7)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    shuffled = jittered(prep, random.Random(rng.random()), spread=rng.choice([0.2, 1.0, 3.0]))
+    assert (shuffled.sizes, shuffled.section_members) == (prep.sizes, prep.section_members)
+    assert all(width >= 1 for width in shuffled.width)
+    for capacity in range(max_breadth(instance) // prep.scale - 1,
+                          optimum(instance) // prep.scale + 2):
+        plain = decide(prep, capacity, SearchParams(), None, {})
+        runs = {engine: {} for engine in ENGINES}
+        found = {engine: decide(shuffled, capacity, random_switches(random.Random(capacity)),
+                                None, runs[engine], engine=engine) for engine in ENGINES}
+        assert found["compiled"] == found["python"]
+        assert runs["compiled"]["nodes"] == runs["python"]["nodes"]
+        assert (found["compiled"] is None) == (plain is None) == (
+            capacity * prep.scale < brute_force_arena(instance)), capacity
+        if found["compiled"] is not None:
+            assert_valid_packing(instance, [o * prep.scale for o in found["compiled"]],
+                                 capacity * prep.scale)
+
+
+def test_jittered_orders_differ_and_follow_the_seed():
+    prep = prepare(*zip(*[(i, i + 3, 1 + i % 4) for i in range(40)]))
+    first, again = (jittered(prep, random.Random(5)) for _ in range(2))
+    other = jittered(prep, random.Random(6))
+    assert first.width == again.width != other.width != prep.width
+    assert first.compiled_arrays[1].tolist() == list(first.width)
+    assert all(a is b for a, b in zip(first.compiled_arrays[2:], prep.compiled_arrays[2:]))
+
+
+@pytest.mark.peer
+def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimalloc_dir):
+    # D is not proven in seconds: the improve loop's first sweep is in the plain orders, and
+    # every probe after it in a random order drawn from the seed.
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
+    result = solve(instance, "search", "offsets", time_limit=10, workers=2, seed=3)
+    assert result.valid and result.info["seed"] == 3
+    kinds = [probe["jittered"] for probe in result.info["probes"] if probe["loop"] == "improve"]
+    assert kinds[0] is False and kinds[-1] is True
+    assert kinds == sorted(kinds)  # plain first, then random only
+    assert not any(probe["jittered"] for probe in result.info["probes"]
+                   if probe["loop"] == "prove")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

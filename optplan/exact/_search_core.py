@@ -30,8 +30,11 @@ change. Everything here works in scaled integers (sizes and alignment divided by
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
+import math
+import random
 import sys
 import time
 from dataclasses import dataclass, fields
@@ -40,7 +43,8 @@ import numpy as np
 
 from optplan.errors import SolverRangeError
 
-__all__ = ["SearchParams", "Prepared", "prepare", "decide", "TIMEOUT", "PREORDERS", "ENGINES"]
+__all__ = ["SearchParams", "Prepared", "prepare", "decide", "jittered", "TIMEOUT", "PREORDERS",
+           "ENGINES"]
 
 PREORDERS = ("WAT", "TAW", "TWA")
 """Static preorders tried round-robin, MiniMalloc's defaults: each letter is a key, compared
@@ -169,6 +173,32 @@ class _Deadline(Exception):
 ENGINES = ("compiled", "python")
 """Implementations of :func:`decide`: the C extension ``_search_ext`` (built by ``pip
 install``), and the Python reference it is checked against node for node."""
+
+
+RANK_JITTER = 0.2
+"""Spread of :func:`jittered`: each width is scaled by ``exp(N(0, RANK_JITTER))``."""
+
+
+def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER) -> Prepared:
+    """``prep`` with every lifetime width scaled by a random factor ``exp(N(0, spread))``.
+
+    The widths feed only the static preorders (the keys ``W`` and ``A``), so the jittered
+    instance is the same packing question searched in another order: every static rank is
+    sound (see the module's notes), so a jittered search answers exactly as the plain one.
+    What changes is the time to a packing, which is heavy-tailed in the order: on MiniMalloc's
+    D, 1 of 1200 jittered probes of 0.05 s packs at 975 granules, where no probe in the plain
+    orders packed below 984 in 2400 s (``search``'s improve loop draws a fresh order for
+    every probe after its first sweep). The compiled arrays are shared with ``prep`` except
+    for the widths.
+    """
+    factors = [round(1024 * math.exp(rng.gauss(0.0, spread))) for _ in prep.width]
+    widths = tuple(min(max(1, width * factor // 1024), 1 << 62)
+                   for width, factor in zip(prep.width, factors))
+    result = dataclasses.replace(prep, width=widths)
+    arrays = prep.compiled_arrays
+    result.__dict__["compiled_arrays"] = (arrays[0], np.array(widths, dtype=np.int64),
+                                          *arrays[2:])
+    return result
 
 
 def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
