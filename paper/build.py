@@ -1239,13 +1239,18 @@ def slicing_latex(results: pd.DataFrame, run_dirs) -> tuple[str, dict[str, str]]
 
 
 def model_macros() -> dict[str, str]:
-    """Constants of the models the text names: the phone cost profile, the MILP size cap."""
+    """Constants of the models the text names: the phone cost profile, the MILP size cap, the
+    search's improve-loop probe length, random-order spread and time per doubling."""
+    from optplan.exact._search_core import RANK_JITTER
     from optplan.exact.milp import MODEL_TERMS_LIMIT
+    from optplan.exact.search import IMPROVE_SLICE, RANDOM_LEVEL_SECONDS
     from optplan.preload.costmodel import PROFILES
 
     phone = PROFILES["phone"]
     return {"PhoneGflops": f"{phone.gflops:g}", "PhoneStorage": f"{phone.storage_mb_per_s:g}",
-            "MilpTermsLimit": f"{MODEL_TERMS_LIMIT:,}".replace(",", "\\,")}
+            "MilpTermsLimit": f"{MODEL_TERMS_LIMIT:,}".replace(",", "\\,"),
+            "SearchProbeSeconds": f"{IMPROVE_SLICE:g}", "SearchJitter": f"{RANK_JITTER:g}",
+            "SearchLevelSeconds": f"{RANDOM_LEVEL_SECONDS:g}"}
 
 
 def machine_macros(run_dirs) -> dict[str, str]:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from optplan import Instance, InputError, Status, solve, validate
 from optplan.bounds import max_breadth
 from optplan.exact import _search_core
+from optplan.exact import search as search_module
 from optplan.exact._search_core import ENGINES, decide, jittered, prepare
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import TIMEOUT, SearchParams, pack, search
@@ -284,15 +285,22 @@ def test_jittered_orders_differ_and_follow_the_seed():
 
 
 @pytest.mark.peer
-def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimalloc_dir):
+def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimalloc_dir,
+                                                                        monkeypatch):
     # D is not proven in seconds: the improve loop's first sweep is in the plain orders, and
-    # every probe after it in a random order drawn from the seed.
+    # every probe after it in a random order drawn from the seed. Random probes double in
+    # length by the time spent on them (here after 1 s, 3 s and 7 s of them).
+    monkeypatch.setattr(search_module, "RANDOM_LEVEL_SECONDS", 1.0)
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
     result = solve(instance, "search", "offsets", time_limit=10, workers=2, seed=3)
     assert result.valid and result.info["seed"] == 3
-    kinds = [probe["jittered"] for probe in result.info["probes"] if probe["loop"] == "improve"]
+    improve = [probe for probe in result.info["probes"] if probe["loop"] == "improve"]
+    kinds = [probe["jittered"] for probe in improve]
     assert kinds[0] is False and kinds[-1] is True
     assert kinds == sorted(kinds)  # plain first, then random only
+    lengths = [probe["seconds"] for probe in improve
+               if probe["jittered"] and probe["result"] == "timeout"]
+    assert lengths[0] < 0.35 <= max(lengths)  # 0.1 s at first, 0.4 s after 3 s of them
     assert not any(probe["jittered"] for probe in result.info["probes"]
                    if probe["loop"] == "prove")
 

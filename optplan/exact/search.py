@@ -35,8 +35,9 @@ __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS"]
 SOLVER = "optplan-search"
 IMPROVE_SLICE = 0.1
 """Seconds of the first probes below the incumbent (see :meth:`_Progress.improve`)."""
-SWEEPS_PER_DOUBLING = 8
-"""Sweeps in random orders between doublings of the improve loop's probe length."""
+RANDOM_LEVEL_SECONDS = 60.0
+"""The improve loop's random probes last :data:`IMPROVE_SLICE` seconds for their first
+``RANDOM_LEVEL_SECONDS`` seconds, then twice as long for twice as long, and so on."""
 
 
 def _params(switches: dict) -> SearchParams:
@@ -144,14 +145,17 @@ class _Progress:
 
         The first sweep searches the plain static orders. Every later probe searches a fresh
         random order (:func:`jittered`, drawn from ``rng``). Probes last
-        :data:`IMPROVE_SLICE` seconds, twice as long after every :data:`SWEEPS_PER_DOUBLING`
-        random sweeps. The search's run time is heavy-tailed in the capacity and in the order:
+        :data:`IMPROVE_SLICE` seconds; random probes double in length after
+        :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
+        (by time, not by sweeps: near the bound a sweep is a few probes, and a length that
+        doubled per sweep would soon be minutes). The search's run time is heavy-tailed in
+        the capacity and in the order:
         on MiniMalloc's D the plain order packs 995 in 0.9 s while 996-999 run for minutes,
         and no plain probe packed below 984 in 2400 s, yet short probes in random orders pack
         967-982 within 40 s. Many short probes in many orders find packings that one long
         probe misses; the slow doubling still lets probes grow as long as a packing needs."""
         step = granule(self.prep)
-        capacity, sweeps = None, 0
+        capacity, sweeps, random_seconds = None, 0, 0.0
         while not self.stop[0]:
             high, low = self.high(), self.bound
             now = time.perf_counter()
@@ -163,7 +167,8 @@ class _Progress:
             elif capacity < low:  # the sweep reached the bound
                 capacity, sweeps = high, sweeps + 1
             prep = jittered(self.prep, rng) if sweeps and low < high else self.prep
-            seconds = IMPROVE_SLICE * 2 ** (max(0, sweeps - 1) // SWEEPS_PER_DOUBLING)
+            level = int(1 + random_seconds / RANDOM_LEVEL_SECONDS).bit_length() - 1
+            seconds = IMPROVE_SLICE * 2 ** level
             probe_deadline = now + seconds if low < high else None
             if deadline is not None:
                 probe_deadline = deadline if probe_deadline is None else min(probe_deadline,
@@ -173,8 +178,10 @@ class _Progress:
                             stop=self.stop)
             outcome = ("timeout" if result is TIMEOUT else
                        "infeasible" if result is None else "feasible")
-            self.record("improve", capacity, outcome, time.perf_counter() - now,
-                        stats["nodes"], None if outcome != "feasible" else result,
+            spent = time.perf_counter() - now
+            random_seconds += spent if prep is not self.prep else 0.0
+            self.record("improve", capacity, outcome, spent, stats["nodes"],
+                        None if outcome != "feasible" else result,
                         jittered=prep is not self.prep)
             if outcome == "timeout":
                 capacity -= max(step, (capacity - low) // 16 // step * step)
