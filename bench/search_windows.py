@@ -1,15 +1,23 @@
-"""Time-window relaxations of MiniMalloc's suite as offsets lower bounds; not a test.
+"""Subset relaxations of MiniMalloc's suite as offsets lower bounds; not a test.
 
 Any packing of an instance packs each subset of its buffers, so a subset that no packing fits
-within a capacity refutes that capacity for the whole instance. This script measures the
-subsets a bound could use cheaply: for each window of consecutive sections (``--widths``,
-starting every half width), the buffers live in it, probed by the search's decision procedure
-at the whole instance's max breadth for at most ``--probe-seconds``. A window it packs gives
-nothing; a window it refutes raises the bound one granule above max breadth. The table says,
-per width, how many windows packed, were refuted, or stayed open at the time limit.
+within a capacity refutes that capacity for the whole instance. This script measures two
+families of subsets a bound could use cheaply, each probed by the search's decision procedure
+at the whole instance's max breadth for at most ``--probe-seconds``:
+
+* time windows: for each window of consecutive sections (``--widths``, starting every half
+  width), the buffers live in it;
+* tight sections: for each slack ``--slacks`` (percent of the max breadth), the buffers live
+  in some section whose breadth is within that slack of the max breadth, the sections where
+  a packing at the max breadth has the least room.
+
+A subset it packs gives nothing; a subset it refutes raises the bound one granule above max
+breadth. The tables say, per width, how many windows packed, were refuted, or stayed open at
+the time limit, and per slack what its subset did.
 
     python bench/search_windows.py --instances D,J
     python bench/search_windows.py --instances D --widths 48,56,64 --probe-seconds 30
+    python bench/search_windows.py --instances J --slacks 5,6,7 --widths 8
 """
 
 from __future__ import annotations
@@ -38,18 +46,18 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="comma-separated names (default: %(default)s)")
     parser.add_argument("--widths", default="8,16,32,48,64,96,128",
                         help="window widths in sections (default: %(default)s)")
+    parser.add_argument("--slacks", default="0,2,4,5,6,8",
+                        help="tight-section slacks in percent of the max breadth "
+                             "(default: %(default)s)")
     parser.add_argument("--probe-seconds", type=float, default=3.0,
-                        help="time limit of each window's probe (default: %(default)s)")
+                        help="time limit of each subset's probe (default: %(default)s)")
     parser.add_argument("--jsonl", type=Path, help="also append one JSON line per instance")
     return parser.parse_args(argv)
 
 
-def probe_window(instance, prep, start: int, width: int, capacity_bytes: int,
-                 seconds: float) -> dict:
-    """The buffers live in sections ``[start, start + width)`` of ``prep``, decided at
-    ``capacity_bytes``: packed, refuted or open (time limit), with tensors, time and nodes."""
-    chosen = [i for i in range(len(prep.sizes))
-              if prep.section_start[i] < start + width and start < prep.section_end[i]]
+def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: float) -> dict:
+    """The buffers ``chosen`` of ``instance`` (whole lifetimes) decided at ``capacity_bytes``:
+    packed, refuted or open (time limit), with tensors, time and nodes."""
     sub = prepare([instance.first_ops[i] for i in chosen], [instance.last_ops[i] for i in chosen],
                   [instance.sizes[i] for i in chosen], instance.alignment)
     stats = {"nodes": 0}
@@ -57,8 +65,49 @@ def probe_window(instance, prep, start: int, width: int, capacity_bytes: int,
     # Tops of lowest-offset packings are sums of sizes, multiples of the subset's scale.
     answer = decide(sub, capacity_bytes // sub.scale, deadline=began + seconds, stats=stats)
     result = "open" if answer is TIMEOUT else "refuted" if answer is None else "packed"
-    return {"start": start, "width": width, "tensors": len(chosen), "result": result,
+    return {"tensors": len(chosen), "result": result,
             "seconds": round(time.perf_counter() - began, 4), "nodes": stats["nodes"]}
+
+
+def live_in(prep, sections) -> list[int]:
+    """The buffers of ``prep`` live in at least one of ``sections`` (a set of indices)."""
+    return [i for i in range(len(prep.sizes))
+            if any(k in sections for k in range(prep.section_start[i], prep.section_end[i]))]
+
+
+def probe_window(instance, prep, start: int, width: int, capacity_bytes: int,
+                 seconds: float) -> dict:
+    """The buffers live in sections ``[start, start + width)`` of ``prep``."""
+    chosen = [i for i in range(len(prep.sizes))
+              if prep.section_start[i] < start + width and start < prep.section_end[i]]
+    return {"start": start, "width": width} | probe_buffers(instance, chosen, capacity_bytes,
+                                                            seconds)
+
+
+def section_breadths(prep) -> list[int]:
+    """Each section's breadth in scaled units (the sum of its members' sizes)."""
+    return [sum(prep.sizes[i] for i in members) for members in prep.section_members]
+
+
+def probe_tight(instance, prep, slack_percent: float, capacity_bytes: int,
+                seconds: float) -> dict:
+    """The buffers live in the sections whose breadth is within ``slack_percent`` of the max
+    breadth (all in scaled units)."""
+    breadths = section_breadths(prep)
+    least = max(breadths) * (1 - slack_percent / 100)
+    sections = {k for k, breadth in enumerate(breadths) if breadth >= least}
+    return {"slack_percent": slack_percent, "sections": len(sections)} | probe_buffers(
+        instance, live_in(prep, sections), capacity_bytes, seconds)
+
+
+def numbers(text: str, convert, valid) -> list | None:
+    """The comma-separated values of ``text`` converted, or None when one is not valid."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        values = [convert(part) for part in parts]
+    except ValueError:
+        return None
+    return values if values and all(valid(value) for value in values) else None
 
 
 def main(argv=None) -> int:
@@ -67,17 +116,21 @@ def main(argv=None) -> int:
     if not files:
         print(f"no MiniMalloc instances found under {args.suite}: skipped")
         return 0
-    texts = [text.strip() for text in args.widths.split(",") if text.strip()]
-    if not texts or not all(text.isdigit() and int(text) > 0 for text in texts):
+    widths = numbers(args.widths, int, lambda width: width > 0)
+    if widths is None:
         print(f"--widths {args.widths}: expected positive section counts, e.g. 8,16",
               file=sys.stderr)
         return 2
-    widths = [int(text) for text in texts]
+    slacks = numbers(args.slacks, float, lambda slack: 0 <= slack <= 100)
+    if slacks is None:
+        print(f"--slacks {args.slacks}: expected percents from 0 to 100, e.g. 0,2.5",
+              file=sys.stderr)
+        return 2
     if not args.probe_seconds > 0:
         print(f"--probe-seconds {args.probe_seconds:g}: expected a positive time limit",
               file=sys.stderr)
         return 2
-    print(f"window relaxations at max breadth, at most {args.probe_seconds:g} s per window")
+    print(f"subset relaxations at max breadth, at most {args.probe_seconds:g} s per subset")
     for path in files:
         instance = read_minimalloc_csv(path)
         name = path.name.split(".")[0]
@@ -100,18 +153,25 @@ def main(argv=None) -> int:
             print(f"{width:6} {len(rows):8} {counts['packed']:7} {counts['refuted']:8} "
                   f"{counts['open']:5} {max(row['tensors'] for row in rows):8} "
                   f"{sum(row['seconds'] for row in rows):8.1f}", flush=True)
-        refuted = [row for row in windows if row["result"] == "refuted"]
+        print(f"\n{'slack%':>6} {'sections':>8} {'tensors':>8} {'result':>8} {'seconds':>8}")
+        tight = []
+        for slack in sorted(set(slacks)):
+            row = probe_tight(instance, prep, slack, capacity, args.probe_seconds)
+            tight.append(row)
+            print(f"{slack:6g} {row['sections']:8} {row['tensors']:8} {row['result']:>8} "
+                  f"{row['seconds']:8.1f}", flush=True)
+        refuted = [row for row in windows + tight if row["result"] == "refuted"]
         bound = capacity + step if refuted else capacity
         print(f"\nbound: {bound:,} bytes ("
-              + (f"{len(refuted)} window(s) refute max breadth" if refuted else
-                 "no window refutes max breadth") + ")")
+              + (f"{len(refuted)} subset(s) refute max breadth" if refuted else
+                 "no subset refutes max breadth") + ")")
         if args.jsonl:
             with args.jsonl.open("a") as handle:
                 handle.write(json.dumps({"instance": name, "tensors": len(instance),
                                          "sections": prep.num_sections,
                                          "max_breadth": capacity, "bound": bound,
                                          "probe_seconds": args.probe_seconds,
-                                         "windows": windows}) + "\n")
+                                         "windows": windows, "tight": tight}) + "\n")
     return 0
 
 

@@ -701,7 +701,8 @@ def search_windows_macros(rows) -> dict[str, str]:
     time limit, and ``SearchWindowNote``, a clause on what the time windows proved at the max
     breadth (the windows each instance packed, refuted or left open)."""
     if not rows:
-        return {"SearchWindowSeconds": "--", "SearchWindowNote": "no windows were probed"}
+        return {"SearchWindowSeconds": "--", "SearchWindowNote": "no windows were probed",
+                "SearchTightNote": search_tight_note(rows)}
     windows = [(row["instance"], window) for row in rows for window in row["windows"]]
     refuted = [name for name, window in windows if window["result"] == "refuted"]
     packed = {row["instance"]: max((w["tensors"] for w in row["windows"]
@@ -718,7 +719,38 @@ def search_windows_macros(rows) -> dict[str, str]:
                 + " pack at it" + (f", and the other {unfinished} stay open" if unfinished
                                    else ""))
     seconds = max(float(row["probe_seconds"]) for row in rows)
-    return {"SearchWindowSeconds": f"{seconds:g}", "SearchWindowNote": note}
+    return {"SearchWindowSeconds": f"{seconds:g}", "SearchWindowNote": note,
+            "SearchTightNote": search_tight_note(rows)}
+
+
+def search_tight_note(rows) -> str:
+    """A clause on what ``bench/search_windows.py``'s tight-section subsets (the buffers live
+    in the sections within a slack of the max breadth) proved at the max breadth."""
+    subsets = [(row["instance"], subset) for row in rows for subset in row.get("tight", [])]
+    if not subsets:
+        return "no tight-section subsets were probed"
+    refuted = sorted({name for name, subset in subsets if subset["result"] == "refuted"})
+    if refuted:
+        count = sum(subset["result"] == "refuted" for _, subset in subsets)
+        verb = "refutes" if count == 1 else "refute"
+        return (f"{count} of the {len(subsets)} subsets {verb} it, on {_words(refuted)}, "
+                f"raising the bound by one granule")
+    largest = []
+    for row in rows:
+        packed = [subset for subset in row.get("tight", []) if subset["result"] == "packed"]
+        if packed:
+            widest = max(packed, key=lambda subset: subset["tensors"])
+            largest.append(f"{widest['tensors']} of {row['instance']}'s {row['tensors']} "
+                           f"tensors (slack {widest['slack_percent']:g}\\,\\%)")
+    unfinished = [subset for _, subset in subsets if subset["result"] == "open"]
+    note = f"none of the {len(subsets)} subsets refutes it"
+    if largest:
+        note += ": subsets of up to " + _words(largest) + " pack at it"
+    if unfinished:
+        note += (f", and the other {len(unfinished)}, from a slack of "
+                 f"{min(subset['slack_percent'] for subset in unfinished):g}\\,\\% on, "
+                 f"stay open")
+    return note
 
 
 def search_seed_macros(before_after, seeds) -> dict[str, str]:
@@ -738,7 +770,7 @@ def search_seed_macros(before_after, seeds) -> dict[str, str]:
         gaps = sorted(run["objective"] / run["best_bound"] - 1 for run in mine)
         proven = sum(run["status"] == "OPTIMAL" for run in mine)
         parts.append(f"from {_thousands(arenas[0])} to {_thousands(arenas[-1])} bytes on "
-                     f"{name} (gaps {_pct(gaps[0])}--{_pct(gaps[-1])}\,\%"
+                     f"{name} (gaps {_pct(gaps[0])}--{_pct(gaps[-1])}\\,\\%"
                      + (f", {proven} proven" if proven else "") + ")")
     ordered = sorted(used)
     seeds_text = (f"{ordered[0]}--{ordered[-1]}" if ordered == list(range(ordered[0],

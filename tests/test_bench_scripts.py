@@ -303,6 +303,15 @@ def check_search_windows(stdout, tmp_path, command):
     assert written["windows"][-1]["tensors"] == written["tensors"] == 154  # the whole of A
     assert all(window["result"] == "packed" for window in written["windows"]
                if window["width"] == 4)  # a few sections pack at max breadth at once
+    tight = table(stdout, "slack% sections tensors result seconds")
+    assert [float(row[0]) for row in tight] == [0, 5, 100]
+    assert [(int(row[1]), int(row[2])) for row in tight] == [
+        (subset["sections"], subset["tensors"]) for subset in written["tight"]]
+    sections = [subset["sections"] for subset in written["tight"]]
+    tensors = [subset["tensors"] for subset in written["tight"]]
+    assert 0 < sections[0] <= sections[1] <= sections[2] == written["sections"] == 71
+    assert 0 < tensors[0] <= tensors[1] <= tensors[2] == 154  # slack 100 %: every buffer
+    assert written["tight"][-1]["result"] == "packed"  # A's optimum is its max breadth
 
 
 def check_slicing(stdout, tmp_path, command):
@@ -383,7 +392,7 @@ RUNS = [
                                "--jsonl", "{tmp}/search.jsonl"],
                  check_search, id="search-A", marks=pytest.mark.peer),
     pytest.param("search_windows.py", ["--suite", "{minimalloc}", "--instances", "A", "--widths",
-                                       "4,400", "--probe-seconds", "0.5",
+                                       "4,400", "--slacks", "5,0,100", "--probe-seconds", "0.5",
                                        "--jsonl", "{tmp}/windows.jsonl"],
                  check_search_windows, id="search-windows-A", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
@@ -408,7 +417,8 @@ def test_bench_script(script, arguments, check, tmp_path, request):
 
 
 @pytest.mark.parametrize("arguments", [["--widths", "8,x"], ["--widths", "0"],
-                                       ["--probe-seconds", "-1"]])
+                                       ["--slacks", "2,x"], ["--slacks", "-1"],
+                                       ["--slacks", "101"], ["--probe-seconds", "-1"]])
 def test_search_windows_refuses_bad_arguments(arguments, minimalloc_dir):
     done = subprocess.run([sys.executable, "bench/search_windows.py", "--suite",
                            str(minimalloc_dir / "challenging"), "--instances", "A", *arguments],

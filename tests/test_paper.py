@@ -274,7 +274,37 @@ def test_the_window_note_is_the_committed_windows(generated):
     assert build.search_windows_macros([refuted]) == {
         "SearchWindowSeconds": "2",
         "SearchWindowNote": "1 of the 2 windows refutes it, on Z, raising the bound by one "
-                            "granule"}
+                            "granule",
+        "SearchTightNote": "no tight-section subsets were probed"}
+
+
+def test_the_tight_note_is_the_committed_tight_sections(generated):
+    """``SearchTightNote`` counts the committed tight-section subsets of
+    ``bench/search_windows.py`` and names, per instance, the most tensors such a subset packed
+    at the max breadth, with its slack; a refuted subset turns it into a raised bound."""
+    rows = [json.loads(line) for line in
+            (PAPER / "results" / "search" / "windows.jsonl").read_text().splitlines() if line]
+    subsets = [subset for row in rows for subset in row["tight"]]
+    note = _defined_macros(generated / "macros.tex")["SearchTightNote"]
+    assert f" {len(subsets)} subsets" in note
+    if not any(subset["result"] == "refuted" for subset in subsets):
+        for row in rows:
+            packed = [s for s in row["tight"] if s["result"] == "packed"]
+            widest = max(packed, key=lambda subset: subset["tensors"])
+            assert (f"{widest['tensors']} of {row['instance']}'s {row['tensors']} tensors "
+                    f"(slack {widest['slack_percent']:g}\\,\\%)") in note
+    build = _build_module()
+    row = {"instance": "Z", "tensors": 5, "tight": [
+        {"slack_percent": 0, "tensors": 2, "result": "packed"},
+        {"slack_percent": 3, "tensors": 4, "result": "open"},
+        {"slack_percent": 1.5, "tensors": 3, "result": "packed"}]}
+    assert build.search_tight_note([row]) == (
+        "none of the 3 subsets refutes it: subsets of up to 3 of Z's 5 tensors "
+        "(slack 1.5\\,\\%) pack at it, and the other 1, from a slack of 3\\,\\% on, "
+        "stay open")
+    row["tight"][1]["result"] = "refuted"
+    assert build.search_tight_note([row]) == (
+        "1 of the 3 subsets refutes it, on Z, raising the bound by one granule")
 
 
 def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
