@@ -622,8 +622,11 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
                  + ("" if entry["rate_finished"] else "$^\\dagger$"))
         rows.append([entry["instance"], *cells(part(entry, "before")),
                      *cells(part(entry, "after")), ratio])
-    long_seconds = _spent(long_runs.loc[long_runs["status"] != "OPTIMAL", "seconds"]
-                          if len(long_runs) else pd.Series(dtype=float))
+    limits = pd.to_numeric(long_runs.get("time_limit", pd.Series(dtype=float)),
+                           errors="coerce").dropna()
+    long_seconds = (f"{int(limits.max())}" if len(limits) else
+                    _spent(long_runs.loc[long_runs["status"] != "OPTIMAL", "seconds"]
+                           if len(long_runs) else pd.Series(dtype=float)))
     if len(long_runs):
         groups[len(rows)] = (f"{_words(long_runs['instance'])}, {long_seconds}\\,s each "
                              "(as after)")
@@ -778,6 +781,50 @@ def search_seed_macros(before_after, seeds) -> dict[str, str]:
                   else ", ".join(map(str, ordered)))
     return {"SearchSeeds": seeds_text,
             "SearchSeedNote": f"the {len(ordered)} runs' arenas range " + _words(parts)}
+
+
+def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
+    """``SearchLongNote``, ``SearchLongClosedNote``, ``SearchLongSeed`` and
+    ``SearchLongCertificates``: what the long runs of the open
+    instances (``long_runs.jsonl``'s rows, dicts) reached. A proven run names its time, its
+    nodes and, when a random-order probe found the packing that met the bound, that probe's
+    length and which draw from the seed its order was (the order replays from the seed); an
+    unproven run its arena and gap. The closed note names the instances packed at their max
+    breadth, where the gap lay in the arena, not in the bound; the certificates are the
+    packings of proven runs committed in ``folder`` as ``NAME.ARENA.offsets.csv``."""
+    parts, closed, certificates = [], [], []
+    for row in sorted(rows, key=lambda row: row["instance"]):
+        name, nodes = row["instance"], f"{row['nodes'] / 1e6:,.0f}".replace(",", "\\,")
+        if row["status"] != "OPTIMAL":
+            parts.append(f"{name} ends at {_thousands(row['objective'])} bytes, "
+                         f"{_pct(row['gap'])}\\,\\% above its bound, after {nodes} million nodes")
+            continue
+        at_breadth = row["objective"] == row["lower_bound"]
+        certificate = f"{name}.{row['objective']}.offsets.csv"
+        if folder is not None and (Path(folder) / certificate).is_file():
+            certificates.append(f"\\texttt{{{certificate}}}")
+        closed += [name] if at_breadth else []
+        improve = [probe for probe in row.get("probes") or () if probe["loop"] == "improve"]
+        found = [i for i, probe in enumerate(improve) if probe["result"] == "feasible"
+                 and probe["capacity"] == row["objective"]]
+        how = ""
+        if found and improve[found[-1]]["jittered"]:
+            probe = improve[found[-1]]
+            draws = sum(p["jittered"] for p in improve[:found[-1] + 1])
+            how = (f": a probe of {probe['seconds']:.2f}\\,s in random order "
+                   f"{_thousands(draws)} drawn from seed {row.get('seed', 0)} packed it")
+        parts.append(f"{name} is proven optimal"
+                     + (" at its max breadth" if at_breadth else "")
+                     + f", {_thousands(row['objective'])} bytes, after "
+                     f"{row['wall_time_s']:.0f}\\,s and {nodes} million nodes" + how)
+    note = "; ".join(parts) if parts else "no instance was run longer"
+    closed_note = (f"On {_words(closed)} it lay in the arena: a longer run packs "
+                   + ("it" if len(closed) == 1 else "them")
+                   + " at the max breadth (Section~\\ref{sec:minimalloc}). ") if closed else ""
+    seeds = sorted({str(row.get("seed", 0)) for row in rows})
+    return {"SearchLongNote": note, "SearchLongClosedNote": closed_note,
+            "SearchLongSeed": ", ".join(seeds) or "--",
+            "SearchLongCertificates": _words(certificates) or "none"}
 
 
 def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
@@ -1367,7 +1414,8 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                                             for name in SEARCH_FILES)
         writers["search.tex"] = search_latex(search_table(before_after),
                                              search_runs_table(long_runs))
-        macros |= search_windows_macros(windows) | search_seed_macros(before_after, seeds)
+        macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
+                   | search_long_macros(long_runs, search_dir))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

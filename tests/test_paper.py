@@ -330,3 +330,47 @@ def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
                     "SearchSeedNote": "the 3 runs' arenas range from 100 to 110 bytes on Z "
                                       "(gaps 0.0--10.0\\,\\%, 1 proven)"}
     assert build.search_seed_macros([{"instance": "Z", "after": run}], [])["SearchSeeds"] == "--"
+
+
+def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
+    """``SearchLongNote`` says, per committed long run, how it ended: a proven instance with
+    its time and, when a random-order probe found the packing at the bound, the probe's length
+    and which draw from the seed its order was; an open one with its arena and gap.
+    ``SearchLongClosedNote`` names the instances packed at their max breadth."""
+    build = _build_module()
+    rows = [json.loads(line) for line in
+            (PAPER / "results" / "search" / "long_runs.jsonl").read_text().splitlines() if line]
+    macros = _defined_macros(generated / "macros.tex")
+    for row in rows:
+        if row["status"] == "OPTIMAL":
+            assert (f"{row['instance']} is proven optimal" in macros["SearchLongNote"]
+                    and f"{build._thousands(row['objective'])} bytes, after "
+                    f"{row['wall_time_s']:.0f}" in macros["SearchLongNote"])
+        else:
+            assert (f"{row['instance']} ends at {build._thousands(row['objective'])} bytes"
+                    in macros["SearchLongNote"])
+    closed = [row["instance"] for row in rows if row["objective"] == row["lower_bound"]]
+    assert all(name in macros["SearchLongClosedNote"] for name in closed)
+    assert bool(closed) == bool(macros["SearchLongClosedNote"])
+
+    probe = {"loop": "improve", "result": "feasible", "capacity": 10, "seconds": 0.25,
+             "jittered": True}
+    (tmp_path / "Z.10.offsets.csv").write_text("id,offset\n")
+    made = build.search_long_macros([
+        {"instance": "Y", "status": "FEASIBLE", "objective": 11, "lower_bound": 10,
+         "best_bound": 10, "gap": 0.1, "nodes": 2_000_000, "probes": []},
+        {"instance": "Z", "status": "OPTIMAL", "objective": 10, "lower_bound": 10,
+         "best_bound": 10, "gap": 0.0, "nodes": 3_400_000, "wall_time_s": 12.4, "seed": 2,
+         "probes": [probe | {"result": "timeout", "jittered": False}, probe | {"capacity": 12},
+                    probe | {"result": "timeout"}, probe]}], tmp_path)
+    assert made == {
+        "SearchLongNote": "Y ends at 11 bytes, 10.0\\,\\% above its bound, after 2 million "
+                          "nodes; Z is proven optimal at its max breadth, 10 bytes, after "
+                          "12\\,s and 3 million nodes: a probe of 0.25\\,s in random order 3 "
+                          "drawn from seed 2 packed it",
+        "SearchLongClosedNote": "On Z it lay in the arena: a longer run packs it at the max "
+                                "breadth (Section~\\ref{sec:minimalloc}). ",
+        "SearchLongSeed": "0, 2", "SearchLongCertificates": "\\texttt{Z.10.offsets.csv}"}
+    assert build.search_long_macros([])["SearchLongClosedNote"] == ""
+    assert (PAPER / "results" / "search" / "D.986112.offsets.csv").is_file()
+    assert macros["SearchLongCertificates"] == "\\texttt{D.986112.offsets.csv}"

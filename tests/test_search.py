@@ -7,10 +7,13 @@ for the offsets problem: a packing of least total offset lists, by offset, as su
 
 from __future__ import annotations
 
+import csv
 import functools
 import itertools
+import json
 import random
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +21,7 @@ from hypothesis import strategies as st
 
 from optplan import Instance, InputError, Status, solve, validate
 from optplan.bounds import max_breadth
+from optplan.cli import main
 from optplan.exact import _search_core
 from optplan.exact import search as search_module
 from optplan.exact._search_core import ENGINES, decide, jittered, prepare
@@ -303,6 +307,41 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     assert lengths[0] < 0.35 <= max(lengths)  # 0.1 s at first, 0.4 s after 3 s of them
     assert not any(probe["jittered"] for probe in result.info["probes"]
                    if probe["loop"] == "prove")
+
+
+@pytest.mark.peer
+def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, capsys):
+    # The 2400 s run of D in long_runs.jsonl (seed 0) packed D at its max breadth in a random
+    # order, the n-th drawn from the seed for the improve loop's n-th random probe. The search
+    # in one order is deterministic: replayed without a time limit, that draw packs the same
+    # capacity in the same nodes, and the packing is the committed certificate, which
+    # `optplan validate` accepts with an arena equal to the lower bound: D is optimal.
+    results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
+    runs = [json.loads(line) for line in (results / "long_runs.jsonl").read_text().splitlines()]
+    run = next(row for row in runs if row["instance"] == "D")
+    assert run["status"] == "OPTIMAL" and run["objective"] == run["best_bound"]
+    improve = [probe for probe in run["probes"] if probe["loop"] == "improve"]
+    last = max(i for i, probe in enumerate(improve) if probe["result"] == "feasible")
+    assert improve[last]["capacity"] == run["objective"] and improve[last]["jittered"]
+    draws = sum(probe["jittered"] for probe in improve[:last + 1])
+
+    path = minimalloc_dir / "challenging" / "D.1048576.csv"
+    instance = read_minimalloc_csv(path)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    rng = random.Random(run["seed"])
+    for _ in range(draws):
+        order = jittered(prep, rng)
+    stats = {"nodes": 0}
+    found = decide(order, run["objective"] // prep.scale, SearchParams(), None, stats)
+    assert stats["nodes"] == improve[last]["nodes"]
+    certificate = results / "D.986112.offsets.csv"
+    rows = list(csv.DictReader(certificate.open()))
+    assert [int(row["offset"]) for row in rows] == [offset * prep.scale for offset in found]
+
+    assert main(["validate", str(path), str(certificate), "--problem", "offsets",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] and report["objective"] == report["lower_bound"] == run["objective"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -517,15 +517,16 @@ then on the compiled engine (two workers)."""
 
 def _search_run(result: dict) -> dict:
     """One ``search`` result row's figures: status, objective, lower bound (max breadth),
-    best bound, gap, wall time, nodes, validity, workers, engine, and the last probe of its
-    *prove* loop (``prove_capacity``, ``prove_result``: how far the upward refutation got,
-    and how that probe ended)."""
+    best bound, gap, wall time, nodes, validity, workers, engine, time limit (when recorded),
+    and the last probe of its *prove* loop (``prove_capacity``, ``prove_result``: how far the
+    upward refutation got, and how that probe ended)."""
     prove = [p for p in result.get("probes") or () if p.get("loop") == "prove"]
     return {"status": result.get("status"), "objective": result.get("objective"),
             "lower_bound": result.get("lower_bound"), "best_bound": result.get("best_bound"),
             "gap": result.get("gap"), "seconds": result.get("wall_time_s"),
             "nodes": result.get("nodes"), "valid": result.get("valid"),
             "workers": result.get("workers"), "engine": result.get("engine"),
+            "time_limit": result.get("time_limit"),
             "prove_capacity": prove[-1]["capacity"] if prove else None,
             "prove_result": prove[-1]["result"] if prove else None}
 
