@@ -49,6 +49,7 @@ from optplan.analysis.figures import gap_feature_figure, order_figure  # noqa: E
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
 from optplan.analysis.slicing import slicing_table, sweep_minimums  # noqa: E402
 from optplan.analysis.style import save_figure  # noqa: E402
+from optplan.exact.search import random_draw  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
                                      latex_table, mib_cell, order_table, percent_cell,
@@ -794,7 +795,7 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     packings of proven runs committed in ``folder`` as ``NAME.ARENA.offsets.csv``."""
     parts, closed, certificates = [], [], []
     for row in sorted(rows, key=lambda row: row["instance"]):
-        name, nodes = row["instance"], f"{row['nodes'] / 1e6:,.0f}".replace(",", "\\,")
+        name, nodes = row["instance"], _thousands(round(row["nodes"] / 1e6))
         if row["status"] != "OPTIMAL":
             parts.append(f"{name} ends at {_thousands(row['objective'])} bytes, "
                          f"{_pct(row['gap'])}\\,\\% above its bound, after {nodes} million nodes")
@@ -804,15 +805,13 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
         if folder is not None and (Path(folder) / certificate).is_file():
             certificates.append(f"\\texttt{{{certificate}}}")
         closed += [name] if at_breadth else []
-        improve = [probe for probe in row.get("probes") or () if probe["loop"] == "improve"]
-        found = [i for i, probe in enumerate(improve) if probe["result"] == "feasible"
-                 and probe["capacity"] == row["objective"]]
-        how = ""
-        if found and improve[found[-1]]["jittered"]:
-            probe = improve[found[-1]]
-            draws = sum(p["jittered"] for p in improve[:found[-1] + 1])
-            how = (f": a probe of {probe['seconds']:.2f}\\,s in random order "
-                   f"{_thousands(draws)} drawn from seed {row.get('seed', 0)} packed it")
+        probes = row.get("probes") or []
+        found = [i for i, probe in enumerate(probes) if probe["loop"] == "improve"
+                 and probe["result"] == "feasible" and probe["capacity"] == row["objective"]]
+        draw = random_draw(probes, found[-1]) if found else None
+        how = "" if draw is None else (
+            f": a probe of {probes[found[-1]]['seconds']:.2f}\\,s in random order "
+            f"{_thousands(draw)} drawn from seed {row.get('seed', 0)} packed it")
         parts.append(f"{name} is proven optimal"
                      + (" at its max breadth" if at_breadth else "")
                      + f", {_thousands(row['objective'])} bytes, after "

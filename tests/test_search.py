@@ -26,7 +26,8 @@ from optplan.exact import _search_core
 from optplan.exact import search as search_module
 from optplan.exact._search_core import ENGINES, decide, jittered, prepare
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
-from optplan.exact.search import TIMEOUT, SearchParams, pack, search
+from optplan.exact.search import (TIMEOUT, SearchParams, pack, random_draw, replay_order,
+                                  search)
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.model import OffsetsSolution, round_up
 from optplan.registry import methods
@@ -320,20 +321,19 @@ def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, 
     runs = [json.loads(line) for line in (results / "long_runs.jsonl").read_text().splitlines()]
     run = next(row for row in runs if row["instance"] == "D")
     assert run["status"] == "OPTIMAL" and run["objective"] == run["best_bound"]
-    improve = [probe for probe in run["probes"] if probe["loop"] == "improve"]
-    last = max(i for i, probe in enumerate(improve) if probe["result"] == "feasible")
-    assert improve[last]["capacity"] == run["objective"] and improve[last]["jittered"]
-    draws = sum(probe["jittered"] for probe in improve[:last + 1])
+    probes = run["probes"]
+    last = max(i for i, probe in enumerate(probes)
+               if probe["loop"] == "improve" and probe["result"] == "feasible")
+    draw = random_draw(probes, last)
+    assert probes[last]["capacity"] == run["objective"] and draw is not None
 
     path = minimalloc_dir / "challenging" / "D.1048576.csv"
     instance = read_minimalloc_csv(path)
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    rng = random.Random(run["seed"])
-    for _ in range(draws):
-        order = jittered(prep, rng)
     stats = {"nodes": 0}
-    found = decide(order, run["objective"] // prep.scale, SearchParams(), None, stats)
-    assert stats["nodes"] == improve[last]["nodes"]
+    found = decide(replay_order(prep, run["seed"], draw), run["objective"] // prep.scale,
+                   SearchParams(), None, stats)
+    assert stats["nodes"] == probes[last]["nodes"]
     certificate = results / "D.986112.offsets.csv"
     rows = list(csv.DictReader(certificate.open()))
     assert [int(row["offset"]) for row in rows] == [offset * prep.scale for offset in found]

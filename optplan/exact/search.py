@@ -30,7 +30,7 @@ from optplan.problems import Problem
 from optplan.registry import register
 from optplan.result import SolverOutcome
 
-__all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS"]
+__all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS", "random_draw", "replay_order"]
 
 SOLVER = "optplan-search"
 IMPROVE_SLICE = 0.1
@@ -187,6 +187,30 @@ class _Progress:
                 capacity -= max(step, (capacity - low) // 16 // step * step)
             else:
                 capacity = None
+
+
+def random_draw(probes: list[dict], index: int) -> int | None:
+    """Which order from the run's seed ``probes[index]`` searched (``probes``: a run's
+    ``info["probes"]``): ``n`` for the improve loop's n-th random order (counting from 1),
+    ``None`` for a probe in the plain orders. :meth:`_Progress.improve` draws one order per
+    random probe, so :func:`replay_order` rebuilds it, and the search in one order is
+    deterministic: deciding the probe's capacity in it again, without a time limit, searches
+    the same nodes."""
+    def in_random_order(probe: dict) -> bool:
+        return probe["loop"] == "improve" and bool(probe.get("jittered"))
+
+    if not in_random_order(probes[index]):
+        return None
+    return sum(map(in_random_order, probes[:index + 1]))
+
+
+def replay_order(prep: Prepared, seed: int, draw: int) -> Prepared:
+    """The ``draw``-th random order (counting from 1) of a run of ``prep`` with ``seed``, as
+    :meth:`_Progress.improve` drew it (see :func:`random_draw`)."""
+    rng = random.Random(seed)
+    for _ in range(draw):
+        order = jittered(prep, rng)
+    return order
 
 
 @register("search", Problem.OFFSETS, kind="exact",
