@@ -473,18 +473,21 @@ def schedule_latex(results: pd.DataFrame, duplicates: dict[str, list[str]]
     return text, macros, table
 
 
-def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
-                     ) -> tuple[str, dict[str, str]]:
+def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None,
+                     long_runs: list[dict] = ()) -> tuple[str, dict[str, str]]:
     """MiniMalloc's challenging suite, one row per instance: the capacity its benchmark
     asks for, the max-breadth bound, the best heuristic, each exact method of optplan and,
     from the peers run (``peers``), each exact peer (:data:`PEER_EXACT`). The optima, the
-    best heuristic and the macros come from optplan's own rows."""
+    best heuristic and the macros come from optplan's own rows. An instance left open within
+    the time limit that a long run of the search proved (``long_runs``: the rows of
+    ``long_runs.jsonl``) is named in the table's note and in ``LongClosedMiniMalloc``."""
     if rows.empty:
         return "", {name: "--" for name in (
             "NumMiniMalloc", "NumProvenMiniMalloc", "NumOpenMiniMalloc", "OpenMiniMalloc",
             "NumBelowCapacityMiniMalloc", "NumAtCapacityMiniMalloc", "MaxTimeProofMiniMalloc",
             "TimeLimitsMiniMalloc", "MaxOpenGapMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
-            "NumOptimalRunsCpsatMiniMalloc", "NumRepetitionsMiniMalloc")}
+            "NumOptimalRunsCpsatMiniMalloc", "NumRepetitionsMiniMalloc")} | {
+                "LongClosedMiniMalloc": ""}
     repeated = plain(rows)
     optima = optimum_table(repeated).set_index("instance")
     rows = median_runs(repeated)  # a cell: the run of median time of a job's repetitions
@@ -564,9 +567,20 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None
     notes = "The best heuristic: " + "; ".join(
         f"{latex_escape(method_label(method))} on {_words(names)}"
         for method, names in sorted(best_heuristic.items(), key=lambda kv: kv[1][0])) + "."
+    closed = sorted((row for row in long_runs if row["status"] == "OPTIMAL"
+                     and row["instance"] in open_names), key=lambda row: row["instance"])
+    proofs = [f"{row['instance']} optimal at {int(row['objective'])} after "
+              f"{row['wall_time_s']:.0f}\\,s" for row in closed]
+    if proofs:
+        notes += (" A run of the offsets search of up to "
+                  + ", ".join(sorted({f"{row['time_limit']:g}" for row in closed}))
+                  + "\\,s proves " + _words(proofs) + " (Table~\\ref{tab:search}).")
+    macros["LongClosedMiniMalloc"] = (
+        f" Run longer, the offsets search proves {_words([r['instance'] for r in closed])} "
+        "optimal too (Table~\\ref{tab:search})." if closed else "")
     return latex_table(header, table_rows, caption=caption, label="tab:minimalloc", wide=True,
                        align="lrrrr" + "rr" * len(columns), bold=bold, spans=spans,
-                       notes=notes if best_heuristic else ""), macros
+                       notes=notes if best_heuristic or proofs else ""), macros
 
 
 SEARCH_STATUS = {"OPTIMAL": "opt.", "FEASIBLE": "feas."}
@@ -1390,13 +1404,18 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     make_report(run_dirs, out_dir, results=report_rows)
 
     macros: dict[str, str] = {}
+    before_after, long_runs, windows, seeds = (
+        read_jsonl(Path(search_dir) / name)
+        if search_dir is not None and (Path(search_dir) / name).is_file() else []
+        for name in SEARCH_FILES)
     plain_networks = networks[~networks["run"].isin(["paper_ablation"])]
     writers = {"six.tex": six_networks_table(plain_networks),
                "summary.tex": summary_latex(plain_networks),
                "inplace.tex": inplace_latex(plain_networks),
                "minimalloc.tex": minimalloc_latex(
                    minimalloc[minimalloc["run"] != "paper_search_ablation"],
-                   peers[peers["suite"] == "minimalloc"] if len(peers) else None),
+                   peers[peers["suite"] == "minimalloc"] if len(peers) else None,
+                   long_runs),
                "peers.tex": peers_latex(peers, duplicates),
                "generated.tex": generated_latex(generated),
                # The shipped CP-SAT job is the same job in paper and paper_ablation (one
@@ -1408,9 +1427,6 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                    minimalloc["run"] != "paper_search_ablation"]),
                "slicing.tex": slicing_latex(preload[preload["run"] == "slicing"], run_dirs)}
     if search_dir is not None:
-        before_after, long_runs, windows, seeds = (read_jsonl(Path(search_dir) / name) if
-                                            (Path(search_dir) / name).is_file() else []
-                                            for name in SEARCH_FILES)
         writers["search.tex"] = search_latex(search_table(before_after),
                                              search_runs_table(long_runs))
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)

@@ -374,3 +374,34 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     assert build.search_long_macros([])["SearchLongClosedNote"] == ""
     assert (PAPER / "results" / "search" / "D.986112.offsets.csv").is_file()
     assert macros["SearchLongCertificates"] == "\\texttt{D.986112.offsets.csv}"
+
+
+def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
+    """An instance left open within the suite run's limit that a committed long run proved is
+    named, with its optimum, in tab:minimalloc's note and in ``LongClosedMiniMalloc``; an
+    unproven long run and an instance the suite run proved are not."""
+    build = _build_module()
+    rows = [json.loads(line) for line in
+            (PAPER / "results" / "search" / "long_runs.jsonl").read_text().splitlines() if line]
+    macros = _defined_macros(generated / "macros.tex")
+    table = (generated / "tables" / "minimalloc.tex").read_text()
+    open_names = macros["OpenMiniMalloc"]
+    closed = [row for row in rows if row["status"] == "OPTIMAL" and row["instance"] in open_names]
+    assert [row["instance"] for row in closed] == ["D"]
+    for row in closed:
+        assert (f"{row['instance']} optimal at {row['objective']} after "
+                f"{row['wall_time_s']:.0f}" in table)
+        assert f"proves {row['instance']} optimal too" in macros["LongClosedMiniMalloc"]
+    assert not any(f"{row['instance']} optimal at {row['objective']}" in table
+                   for row in rows if row["status"] != "OPTIMAL")
+
+    results = build.load_results([PAPER / "results" / "minimalloc"])
+    suite = build.suites(results)[3]
+    proven = next(name for name in "ABC" if name not in open_names)
+    text, made = build.minimalloc_latex(suite, None, [
+        {"instance": proven, "status": "OPTIMAL", "objective": 1, "wall_time_s": 1.0,
+         "time_limit": 10.0},
+        {"instance": "J", "status": "FEASIBLE", "objective": 2, "wall_time_s": 9.0,
+         "time_limit": 10.0}])
+    assert made["LongClosedMiniMalloc"] == "" and "Run longer" not in text
+    assert "proves" not in text.split(r"\end{tabular}")[1]
