@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from optplan.analysis.load import read_jsonl
+
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 NOTEBOOKS = sorted(p for p in (PAPER / "notebooks").glob("*.py") if not p.name.startswith("_"))
 SOURCES = [PAPER / "main.tex", *sorted((PAPER / "sections").glob("*.tex"))]
@@ -68,6 +70,11 @@ def _generated_macros(generated: Path) -> dict[str, str]:
         assert not set(found) & set(defined), (name, sorted(set(found) & set(defined)))
         defined |= found
     return defined
+
+
+def _search_rows(name: str) -> list[dict]:
+    """The committed rows of ``paper/results/search/<name>`` (JSON lines)."""
+    return read_jsonl(PAPER / "results" / "search" / name)
 
 
 def _text() -> str:
@@ -210,11 +217,8 @@ def test_the_search_table_is_the_committed_before_and_after(generated):
     instances of MiniMalloc's suite), each run's status, arena, best bound and nodes as the
     file has them and the speed-up of its rates, then the long runs; the macros the text
     cites are the file's figures."""
-    folder = PAPER / "results" / "search"
-
     def lines(name):
-        rows = [json.loads(line) for line in (folder / name).read_text().splitlines() if line]
-        return sorted(rows, key=lambda row: row["instance"])
+        return sorted(_search_rows(name), key=lambda row: row["instance"])
 
     suite, long_runs = lines("minimalloc_before_after.jsonl"), lines("long_runs.jsonl")
     text = (generated / "tables" / "search.tex").read_text()
@@ -258,8 +262,7 @@ def test_the_window_note_is_the_committed_windows(generated):
     """``SearchWindowNote`` counts the committed windows of ``bench/search_windows.py`` and
     names, per instance, the most tensors a window packed at the max breadth; a refuted
     window turns it into a raised bound."""
-    rows = [json.loads(line) for line in
-            (PAPER / "results" / "search" / "windows.jsonl").read_text().splitlines() if line]
+    rows = _search_rows("windows.jsonl")
     windows = [window for row in rows for window in row["windows"]]
     macros = _defined_macros(generated / "macros.tex")
     note = macros["SearchWindowNote"]
@@ -282,8 +285,7 @@ def test_the_tight_note_is_the_committed_tight_sections(generated):
     """``SearchTightNote`` counts the committed tight-section subsets of
     ``bench/search_windows.py`` and names, per instance, the most tensors such a subset packed
     at the max breadth, with its slack; a refuted subset turns it into a raised bound."""
-    rows = [json.loads(line) for line in
-            (PAPER / "results" / "search" / "windows.jsonl").read_text().splitlines() if line]
+    rows = _search_rows("windows.jsonl")
     subsets = [subset for row in rows for subset in row["tight"]]
     note = _defined_macros(generated / "macros.tex")["SearchTightNote"]
     assert f" {len(subsets)} subsets" in note
@@ -311,9 +313,7 @@ def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
     """``SearchSeedNote`` gives, per instance that ``bench/search.py --seed`` re-ran, the
     least and the largest arena over its seeds (the committed before/after run included)."""
     build = _build_module()
-    rows = {name: [json.loads(line) for line in
-                   (PAPER / "results" / "search" / name).read_text().splitlines() if line]
-            for name in ("minimalloc_before_after.jsonl", "seeds.jsonl")}
+    rows = {name: _search_rows(name) for name in ("minimalloc_before_after.jsonl", "seeds.jsonl")}
     macros = _defined_macros(generated / "macros.tex")
     for name in {row["instance"] for row in rows["seeds.jsonl"]}:
         arenas = [row["after"]["objective"] for rows_ in rows.values() for row in rows_
@@ -338,8 +338,7 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     and which draw from the seed its order was; an open one with its arena and gap.
     ``SearchLongClosedNote`` names the instances packed at their max breadth."""
     build = _build_module()
-    rows = [json.loads(line) for line in
-            (PAPER / "results" / "search" / "long_runs.jsonl").read_text().splitlines() if line]
+    rows = _search_rows("long_runs.jsonl")
     macros = _defined_macros(generated / "macros.tex")
     for row in rows:
         if row["status"] == "OPTIMAL":
@@ -381,8 +380,7 @@ def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
     named, with its optimum, in tab:minimalloc's note and in ``LongClosedMiniMalloc``; an
     unproven long run and an instance the suite run proved are not."""
     build = _build_module()
-    rows = [json.loads(line) for line in
-            (PAPER / "results" / "search" / "long_runs.jsonl").read_text().splitlines() if line]
+    rows = _search_rows("long_runs.jsonl")
     macros = _defined_macros(generated / "macros.tex")
     table = (generated / "tables" / "minimalloc.tex").read_text()
     open_names = macros["OpenMiniMalloc"]

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optplan import Instance, InputError, Status, solve, validate
+from optplan.analysis.load import read_jsonl
 from optplan.bounds import max_breadth
 from optplan.cli import main
 from optplan.exact import _search_core
@@ -318,7 +319,7 @@ def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, 
     # capacity in the same nodes, and the packing is the committed certificate, which
     # `optplan validate` accepts with an arena equal to the lower bound: D is optimal.
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
-    runs = [json.loads(line) for line in (results / "long_runs.jsonl").read_text().splitlines()]
+    runs = read_jsonl(results / "long_runs.jsonl")
     run = next(row for row in runs if row["instance"] == "D")
     assert run["status"] == "OPTIMAL" and run["objective"] == run["best_bound"]
     probes = run["probes"]
