@@ -49,13 +49,13 @@ from optplan.analysis.figures import gap_feature_figure, order_figure  # noqa: E
 from optplan.analysis.report import hard_instances, make_report  # noqa: E402
 from optplan.analysis.slicing import slicing_table, sweep_minimums  # noqa: E402
 from optplan.analysis.style import save_figure  # noqa: E402
-from optplan.exact.search import random_draw  # noqa: E402
 from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      duplicate_instances, exact_table, inplace_table,
                                      latex_table, mib_cell, order_table, percent_cell,
                                      preload_table, SEARCH_RUNS, search_runs_table,
                                      search_table, seconds_cell, summary_table,
                                      median_runs)
+from optplan.exact.search import random_draw  # noqa: E402
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
