@@ -37,12 +37,21 @@ SUITE = SHARED / "peer" / "minimalloc" / "challenging"
 PROBE_LIMIT = 15.0
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def suite_parser(doc: str, instances: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of a script over MiniMalloc's suite (described by ``doc``'s first
+    paragraph): ``--suite`` and ``--instances`` (default ``instances``, else all)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", type=Path, default=SUITE,
                         help="folder of MiniMalloc CSVs (default: %(default)s)")
-    parser.add_argument("--instances", help="comma-separated names, e.g. A,B (default: all)")
+    parser.add_argument("--instances", default=instances,
+                        help="comma-separated names, e.g. A,B (default: "
+                             + (instances or "all") + ")")
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = suite_parser(__doc__)
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
     parser.add_argument("--switch", action="append", default=[], metavar="NAME=BOOL",
                         help="a SearchParams switch, e.g. --switch dominance=false")
@@ -59,10 +68,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def suite_files(args) -> list[Path]:
+    """The files of ``--instances`` in ``--suite``; when there are none, says so (the script
+    then skips cleanly)."""
     files = sorted(args.suite.glob("*.csv")) if args.suite.is_dir() else []
     if args.instances:
         wanted = {name.strip() for name in args.instances.split(",") if name.strip()}
         files = [f for f in files if f.name.split(".")[0] in wanted]
+    if not files:
+        print(f"no MiniMalloc instances found under {args.suite}: skipped")
     return files
 
 
@@ -180,7 +193,6 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     files = suite_files(args)
     if not files:
-        print(f"no MiniMalloc instances found under {args.suite}: skipped")
         return 0
     binary = os.environ.get("MINIMALLOC_BIN")
     options = switches(args)

@@ -32,18 +32,13 @@ from optplan.exact._search_core import TIMEOUT, decide, prepare
 from optplan.exact.offsets_bound import breadth_capacity, granule
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 
-from search import SUITE, suite_files  # bench/search.py: the script's folder is on sys.path
+from search import suite_files, suite_parser  # bench/search.py: the script's folder is on sys.path
 
 RESULTS = ("packed", "refuted", "open")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--suite", type=Path, default=SUITE,
-                        help="folder of MiniMalloc CSVs (default: %(default)s)")
-    parser.add_argument("--instances", default="D,J",
-                        help="comma-separated names (default: %(default)s)")
+    parser = suite_parser(__doc__, "D,J")
     parser.add_argument("--widths", default="8,16,32,48,64,96,128",
                         help="window widths in sections (default: %(default)s)")
     parser.add_argument("--slacks", default="0,2,4,5,6,8",
@@ -114,7 +109,6 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     files = suite_files(args)
     if not files:
-        print(f"no MiniMalloc instances found under {args.suite}: skipped")
         return 0
     widths = numbers(args.widths, int, lambda width: width > 0)
     if widths is None:

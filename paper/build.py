@@ -139,7 +139,7 @@ SEARCH_RUN = "search"
 """``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
 (:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
 SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl",
-                "seeds.jsonl")
+                "seeds.jsonl", "orders.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -769,6 +769,42 @@ def search_tight_note(rows) -> str:
                  f"{min(subset['slack_percent'] for subset in unfinished):g}\\,\\% on, "
                  f"stay open")
     return note
+
+
+def search_orders_macros(rows) -> dict[str, str]:
+    """``SearchOrdersNote``: how often one random order packs the open instances near their
+    bound (``bench/search_orders.py``'s rows, one per instance and probe length). Per probe
+    length, how many orders were searched, and per instance how many packed at the least
+    capacity above its max breadth where any did, and the largest capacity below that where
+    none did (in percent above the max breadth)."""
+    if not rows:
+        return {"SearchOrdersNote": "no random orders were probed"}
+
+    def within(entry) -> str:
+        percent = entry["above_percent"]
+        return "at its max breadth" if percent == 0 else f"within {percent:g}\\,\\%"
+
+    lengths = []
+    for seconds in sorted({float(row["probe_seconds"]) for row in rows}):
+        mine = sorted((row for row in rows if float(row["probe_seconds"]) == seconds),
+                      key=lambda row: row["instance"])
+        probes = sorted({entry["probes"] for row in mine for entry in row["capacities"]})
+        parts = []
+        for row in mine:
+            entries = sorted(row["capacities"], key=lambda entry: entry["above_percent"])
+            first = next((entry for entry in entries if entry["packed"]), None)
+            empty = [entry for entry in entries if first is None
+                     or entry["above_percent"] < first["above_percent"]]
+            if first is None:
+                parts.append(f"none packs {row['instance']} {within(empty[-1])}")
+                continue
+            verb = "packs" if first["packed"] == 1 else "pack"
+            parts.append(f"{first['packed']} {verb} {row['instance']} {within(first)}"
+                         + (f" (none {within(empty[-1])})" if empty else ""))
+        count = "--".join(map(str, (probes[0], probes[-1]) if len(probes) > 1 else probes))
+        lengths.append(f"of {count} random orders searched for {seconds:g}\\,s each, "
+                       + _words(parts))
+    return {"SearchOrdersNote": "; ".join(lengths)}
 
 
 def search_seed_macros(before_after, seeds) -> dict[str, str]:
@@ -1404,7 +1440,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     make_report(run_dirs, out_dir, results=report_rows)
 
     macros: dict[str, str] = {}
-    before_after, long_runs, windows, seeds = (
+    before_after, long_runs, windows, seeds, orders = (
         read_jsonl(Path(search_dir) / name)
         if search_dir is not None and (Path(search_dir) / name).is_file() else []
         for name in SEARCH_FILES)
@@ -1430,7 +1466,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
         writers["search.tex"] = search_latex(search_table(before_after),
                                              search_runs_table(long_runs))
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
-                   | search_long_macros(long_runs, search_dir))
+                   | search_long_macros(long_runs, search_dir) | search_orders_macros(orders))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

@@ -314,6 +314,26 @@ def check_search_windows(stdout, tmp_path, command):
     assert written["tight"][-1]["result"] == "packed"  # A's optimum is its max breadth
 
 
+def check_search_orders(stdout, tmp_path, command):
+    rows = table(stdout, "above% capacity probes packed rate rate95 nodes/pack s/pack")
+    [written] = json_rows(tmp_path / "orders.jsonl", ("instance", "tensors", "max_breadth",
+                                                     "probe_seconds", "seed", "capacities"))
+    breadth = int(re.search(r"max breadth ([\d,]+) bytes", stdout).group(1).replace(",", ""))
+    assert written["max_breadth"] == breadth == 1048576 and written["seed"] == 2
+    assert [float(row[0]) for row in rows] == [0, 100]  # sorted, each once
+    for row, entry in zip(rows, written["capacities"], strict=True):
+        above, capacity, probes, packed, rate, rate95, nodes, per_packing = row
+        assert (number(capacity), int(probes), int(packed)) == (
+            entry["capacity"], entry["probes"], entry["packed"])
+        assert int(probes) == 3 and len(entry["packing_nodes"]) == int(packed) <= 3
+        assert number(rate) == round(int(packed) / 3, 3) <= number(rate95) <= 1
+        assert (nodes == "-") == (per_packing == "-") == (int(packed) == 0)
+    # the first capacity is the max breadth; twice the max breadth packs in every order at
+    # once: the first descent places each of A's 154 tensors without backtracking
+    assert [entry["capacity"] for entry in written["capacities"]] == [breadth, 2 * breadth]
+    assert written["capacities"][1]["packing_nodes"] == [154] * 3
+
+
 def check_slicing(stdout, tmp_path, command):
     brackets = re.findall(r"minimum budget (\w+)\s+([\d,]+) \.\.\s+([\d,]+)", stdout)
     assert [name for name, _, _ in brackets] == ["today", "kernels", "selection", "slicing"]
@@ -395,6 +415,10 @@ RUNS = [
                                        "4,400", "--slacks", "5,0,100", "--probe-seconds", "0.5",
                                        "--jsonl", "{tmp}/windows.jsonl"],
                  check_search_windows, id="search-windows-A", marks=pytest.mark.peer),
+    pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
+                                      "100,0,0", "--probes", "3", "--probe-seconds", "0.5",
+                                      "--seed", "2", "--jsonl", "{tmp}/orders.jsonl"],
+                 check_search_orders, id="search-orders-A", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
     pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
@@ -416,11 +440,14 @@ def test_bench_script(script, arguments, check, tmp_path, request):
     check(run_bench(command), tmp_path, command)
 
 
-@pytest.mark.parametrize("arguments", [["--widths", "8,x"], ["--widths", "0"],
-                                       ["--slacks", "2,x"], ["--slacks", "-1"],
-                                       ["--slacks", "101"], ["--probe-seconds", "-1"]])
-def test_search_windows_refuses_bad_arguments(arguments, minimalloc_dir):
-    done = subprocess.run([sys.executable, "bench/search_windows.py", "--suite",
+@pytest.mark.parametrize(("script", "arguments"), [
+    ("search_windows.py", ["--widths", "8,x"]), ("search_windows.py", ["--widths", "0"]),
+    ("search_windows.py", ["--slacks", "2,x"]), ("search_windows.py", ["--slacks", "-1"]),
+    ("search_windows.py", ["--slacks", "101"]), ("search_windows.py", ["--probe-seconds", "-1"]),
+    ("search_orders.py", ["--above", "1,x"]), ("search_orders.py", ["--above", "-1"]),
+    ("search_orders.py", ["--probes", "0"]), ("search_orders.py", ["--probe-seconds", "0"])])
+def test_subset_and_order_benches_refuse_bad_arguments(script, arguments, minimalloc_dir):
+    done = subprocess.run([sys.executable, f"bench/{script}", "--suite",
                            str(minimalloc_dir / "challenging"), "--instances", "A", *arguments],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""

@@ -281,6 +281,40 @@ def test_the_window_note_is_the_committed_windows(generated):
         "SearchTightNote": "no tight-section subsets were probed"}
 
 
+def test_the_orders_note_is_the_committed_orders(generated):
+    """``SearchOrdersNote`` gives, per committed row of ``bench/search_orders.py``, how many of
+    its random orders packed at the least capacity where any did and the capacity below it
+    where none did; synthetic rows pin the wording."""
+    rows = _search_rows("orders.jsonl")
+    assert rows and {row["instance"] for row in rows} == {"D", "J"}
+    note = _defined_macros(generated / "macros.tex")["SearchOrdersNote"]
+    for row in rows:
+        first = next((entry for entry in sorted(row["capacities"],
+                                                 key=lambda entry: entry["above_percent"])
+                      if entry["packed"]), None)
+        if first is not None:
+            verb = "packs" if first["packed"] == 1 else "pack"
+            assert f"{first['packed']} {verb} {row['instance']} " in note
+        for entry in row["capacities"]:  # every probe was counted and no bound was refuted
+            assert 0 <= entry["packed"] == len(entry["packing_nodes"]) <= entry["probes"]
+            assert entry["capacity"] >= row["max_breadth"]
+    build = _build_module()
+
+    def capacities(*packed):
+        return [{"above_percent": percent, "packed": count, "probes": 10}
+                for percent, count in packed]
+
+    synthetic = [{"instance": "Y", "probe_seconds": 0.5, "capacities": capacities((0, 0), (1, 0))},
+                 {"instance": "Z", "probe_seconds": 0.5, "capacities": capacities((2, 3), (0, 0),
+                                                                                  (1, 0))},
+                 {"instance": "Z", "probe_seconds": 2, "capacities": capacities((0, 1))}]
+    assert build.search_orders_macros(synthetic) == {"SearchOrdersNote": (
+        "of 10 random orders searched for 0.5\\,s each, none packs Y within 1\\,\\% and "
+        "3 pack Z within 2\\,\\% (none within 1\\,\\%); of 10 random orders searched "
+        "for 2\\,s each, 1 packs Z at its max breadth")}
+    assert build.search_orders_macros([]) == {"SearchOrdersNote": "no random orders were probed"}
+
+
 def test_the_tight_note_is_the_committed_tight_sections(generated):
     """``SearchTightNote`` counts the committed tight-section subsets of
     ``bench/search_windows.py`` and names, per instance, the most tensors such a subset packed

@@ -186,9 +186,9 @@ def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER) ->
     instance is the same packing question searched in another order: every static rank is
     sound (see the module's notes), so a jittered search answers exactly as the plain one.
     What changes is the time to a packing, which is heavy-tailed in the order: on MiniMalloc's
-    D, 1 of 1200 jittered probes of 0.05 s packs at 975 granules, where no probe in the plain
-    orders packed below 984 in 2400 s (``search``'s improve loop draws a fresh order for
-    every probe after its first sweep). The compiled arrays are shared with ``prep`` except
+    D, 1 of 400 jittered probes of 0.1 s packs at 982 granules (``bench/search_orders.py``),
+    where no probe in the plain orders packed below 984 in 2400 s (``search``'s improve loop
+    draws a fresh order for every probe after its first sweep). The compiled arrays are shared with ``prep`` except
     for the widths.
     """
     factors = [round(1024 * math.exp(rng.gauss(0.0, spread))) for _ in prep.width]

@@ -150,10 +150,12 @@ class _Progress:
         (by time, not by sweeps: near the bound a sweep is a few probes, and a length that
         doubled per sweep would soon be minutes). The search's run time is heavy-tailed in
         the capacity and in the order:
-        on MiniMalloc's D the plain order packs 995 in 0.9 s while 996-999 run for minutes,
-        and no plain probe packed below 984 in 2400 s, yet short probes in random orders pack
-        967-982 within 40 s. Many short probes in many orders find packings that one long
-        probe misses; the slow doubling still lets probes grow as long as a packing needs."""
+        on MiniMalloc's D (in KiB) the plain order packs 995 in 0.9 s while 996-999 run for
+        minutes, and no plain probe packed below 984 in 2400 s, yet of 400 random orders
+        searched for 0.1 s each, 8 pack 991 and 1 packs 982; searched for 1 s each, 7 and 2
+        of 100 do (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``). Per
+        second of probing, many short probes in many orders find more packings than fewer
+        long ones; the slow doubling still lets probes grow as long as a packing needs."""
         step = granule(self.prep)
         capacity, sweeps, random_seconds = None, 0, 0.0
         while not self.stop[0]:

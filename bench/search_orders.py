@@ -1,0 +1,149 @@
+"""How often one random order of the search packs an instance near its bound; not a test.
+
+After its first sweep, ``search``'s improve loop probes capacities below its incumbent in
+fresh random static orders (``jittered``), each for a short time (0.1 s for the first 60 s
+of them). Whether a probe packs is heavy-tailed in the order, so what decides how far the
+loop gets in a time limit is the chance that one such probe packs at a capacity. This script
+measures that chance: for each instance and each capacity (``--above``: percents above the
+max breadth, rounded down to the granule), it decides the capacity in ``--probes`` random
+orders drawn from ``--seed`` (the same orders at every capacity), each for at most
+``--probe-seconds``, and prints how many packed, the rate with its 95 % Wilson upper bound,
+the median nodes of the probes that packed and the probe time spent per packing. Every
+packing goes through the validator.
+
+    python bench/search_orders.py --instances D,J
+    python bench/search_orders.py --instances D --above 0,1,2 --probes 400 --jsonl orders.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from optplan.exact._search_core import RANK_JITTER, TIMEOUT, decide, jittered, prepare
+from optplan.exact.offsets_bound import breadth_capacity, granule
+from optplan.exact.search import IMPROVE_SLICE
+from optplan.formats.minimalloc_csv import read_minimalloc_csv
+from optplan.model import OffsetsSolution
+from optplan.validate import validate_offsets
+
+from search import suite_files, suite_parser  # bench/search.py: the script's folder is on sys.path
+from search_windows import numbers
+
+Z95 = 1.959964
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = suite_parser(__doc__, "D,J")
+    parser.add_argument("--above", default="0,0.5,1,1.5,2,3",
+                        help="capacities in percent above the max breadth "
+                             "(default: %(default)s)")
+    parser.add_argument("--probes", type=int, default=100,
+                        help="random orders per capacity (default: %(default)s)")
+    parser.add_argument("--probe-seconds", type=float, default=IMPROVE_SLICE,
+                        help="time limit of each probe (default: %(default)s, the improve "
+                             "loop's first probe length)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random orders (default: %(default)s)")
+    parser.add_argument("--jsonl", type=Path, help="also append one JSON line per instance")
+    return parser.parse_args(argv)
+
+
+def wilson_upper(successes: int, trials: int, z: float = Z95) -> float:
+    """The upper end of the Wilson score interval of a rate of ``successes`` in ``trials``."""
+    rate = successes / trials
+    spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
+    return min(1.0, (rate + z * z / (2 * trials) + spread) / (1 + z * z / trials))
+
+
+def capacity_above(breadth: int, percent: float, step: int) -> int:
+    """The largest multiple of ``step`` above ``breadth`` by at most ``percent`` (scaled
+    units; ``breadth`` is one)."""
+    return breadth + int(breadth * percent / 100) // step * step
+
+
+def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
+                 seed: int) -> dict:
+    """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``."""
+    rng = random.Random(seed)
+    packed, nodes, spent, packing_nodes = 0, 0, 0.0, []
+    for _ in range(probes):
+        stats = {"nodes": 0}
+        began = time.perf_counter()
+        answer = decide(jittered(prep, rng), capacity, deadline=began + seconds, stats=stats)
+        spent += time.perf_counter() - began
+        nodes += stats["nodes"]
+        if answer is None:
+            raise SystemExit(f"capacity {capacity * prep.scale} refuted: the max breadth is "
+                             "not a lower bound here")
+        if answer is not TIMEOUT:
+            solution = OffsetsSolution.from_offsets(
+                instance, tuple(offset * prep.scale for offset in answer))
+            violations = validate_offsets(instance, solution)
+            if violations or solution.arena_size > capacity * prep.scale:
+                raise SystemExit(f"a packing at {capacity * prep.scale} failed validation: "
+                                 f"{violations[:3]}")
+            packed += 1
+            packing_nodes.append(stats["nodes"])
+    return {"capacity": capacity * prep.scale, "probes": probes, "packed": packed,
+            "seconds": round(spent, 3), "nodes": nodes, "packing_nodes": packing_nodes}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    files = suite_files(args)
+    if not files:
+        return 0
+    above = numbers(args.above, float, lambda percent: 0 <= percent <= 100)
+    if above is None:
+        print(f"--above {args.above}: expected percents from 0 to 100, e.g. 0,0.5",
+              file=sys.stderr)
+        return 2
+    if args.probes < 1:
+        print(f"--probes {args.probes}: expected a positive count", file=sys.stderr)
+        return 2
+    if not args.probe_seconds > 0:
+        print(f"--probe-seconds {args.probe_seconds:g}: expected a positive time limit",
+              file=sys.stderr)
+        return 2
+    print(f"random orders of the search, {args.probes} per capacity, at most "
+          f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g})")
+    for path in files:
+        instance = read_minimalloc_csv(path)
+        name = path.name.split(".")[0]
+        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes,
+                       instance.alignment)
+        breadth, step = breadth_capacity(instance, prep), granule(prep)
+        print(f"\n{name}: {len(instance)} tensors, max breadth {breadth * prep.scale:,} bytes")
+        print(f"{'above%':>6} {'capacity':>11} {'probes':>6} {'packed':>6} {'rate':>6} "
+              f"{'rate95':>6} {'nodes/pack':>10} {'s/pack':>7}")
+        rows = []
+        for percent in sorted(set(above)):
+            capacity = capacity_above(breadth, percent, step)
+            row = {"above_percent": percent} | probe_orders(
+                instance, prep, capacity, args.probes, args.probe_seconds, args.seed)
+            rows.append(row)
+            packed = row["packed"]
+            median = f"{statistics.median(row['packing_nodes']):,.0f}" if packed else "-"
+            per_packing = f"{row['seconds'] / packed:.1f}" if packed else "-"
+            print(f"{percent:6g} {row['capacity']:11,} {row['probes']:6} {packed:6} "
+                  f"{packed / row['probes']:6.3f} {wilson_upper(packed, row['probes']):6.3f} "
+                  f"{median:>10} {per_packing:>7}", flush=True)
+        if args.jsonl:
+            with args.jsonl.open("a") as handle:
+                handle.write(json.dumps({"instance": name, "tensors": len(instance),
+                                         "max_breadth": breadth * prep.scale,
+                                         "probe_seconds": args.probe_seconds,
+                                         "seed": args.seed, "spread": RANK_JITTER,
+                                         "capacities": rows}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
