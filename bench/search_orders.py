@@ -80,8 +80,8 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
         spent += time.perf_counter() - began
         nodes += stats["nodes"]
         if answer is None:
-            raise SystemExit(f"capacity {capacity * prep.scale} refuted: the max breadth is "
-                             "not a lower bound here")
+            raise SystemExit(f"capacity {capacity * prep.scale} refuted: no packing fits it, "
+                             "so the optimum lies above it and there is nothing to sample")
         if answer is not TIMEOUT:
             solution = OffsetsSolution.from_offsets(
                 instance, tuple(offset * prep.scale for offset in answer))

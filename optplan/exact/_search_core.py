@@ -188,8 +188,8 @@ def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER) ->
     What changes is the time to a packing, which is heavy-tailed in the order: on MiniMalloc's
     D, 1 of 400 jittered probes of 0.1 s packs at 982 granules (``bench/search_orders.py``),
     where no probe in the plain orders packed below 984 in 2400 s (``search``'s improve loop
-    draws a fresh order for every probe after its first sweep). The compiled arrays are shared with ``prep`` except
-    for the widths.
+    draws a fresh order for every probe after its first sweep). The compiled arrays are
+    shared with ``prep`` except for the widths.
     """
     factors = [round(1024 * math.exp(rng.gauss(0.0, spread))) for _ in prep.width]
     widths = tuple(min(max(1, width * factor // 1024), 1 << 62)
