@@ -37,9 +37,11 @@ SUITE = SHARED / "peer" / "minimalloc" / "challenging"
 PROBE_LIMIT = 15.0
 
 
-def suite_parser(doc: str, instances: str | None = None) -> argparse.ArgumentParser:
+def suite_parser(doc: str, instances: str | None = None,
+                 line_per: str = "instance") -> argparse.ArgumentParser:
     """The argument parser of a script over MiniMalloc's suite (described by ``doc``'s first
-    paragraph): ``--suite`` and ``--instances`` (default ``instances``, else all)."""
+    paragraph): ``--suite``, ``--instances`` (default ``instances``, else all) and
+    ``--jsonl`` (one JSON line per ``line_per``)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", type=Path, default=SUITE,
@@ -47,11 +49,13 @@ def suite_parser(doc: str, instances: str | None = None) -> argparse.ArgumentPar
     parser.add_argument("--instances", default=instances,
                         help="comma-separated names, e.g. A,B (default: "
                              + (instances or "all") + ")")
+    parser.add_argument("--jsonl", type=Path,
+                        help=f"also append one JSON line per {line_per} here")
     return parser
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = suite_parser(__doc__)
+    parser = suite_parser(__doc__, line_per="run")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
     parser.add_argument("--switch", action="append", default=[], metavar="NAME=BOOL",
                         help="a SearchParams switch, e.g. --switch dominance=false")
@@ -63,7 +67,6 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="which runs: before (python), after (compiled); default both")
     parser.add_argument("--rate-seconds", type=float, default=10.0,
                         help="seconds per engine for the nodes-per-second probe (0: skip)")
-    parser.add_argument("--jsonl", type=Path, help="also append one JSON line per run here")
     return parser.parse_args(argv)
 
 

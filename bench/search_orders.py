@@ -24,7 +24,6 @@ import random
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from optplan.exact._search_core import RANK_JITTER, TIMEOUT, decide, jittered, prepare
 from optplan.exact.offsets_bound import breadth_capacity, granule
@@ -51,7 +50,6 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "loop's first probe length)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random orders (default: %(default)s)")
-    parser.add_argument("--jsonl", type=Path, help="also append one JSON line per instance")
     return parser.parse_args(argv)
 
 

@@ -26,7 +26,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from optplan.exact._search_core import TIMEOUT, decide, prepare
 from optplan.exact.offsets_bound import breadth_capacity, granule
@@ -46,7 +45,6 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "(default: %(default)s)")
     parser.add_argument("--probe-seconds", type=float, default=3.0,
                         help="time limit of each subset's probe (default: %(default)s)")
-    parser.add_argument("--jsonl", type=Path, help="also append one JSON line per instance")
     return parser.parse_args(argv)
 
 
