@@ -33,7 +33,7 @@ from optplan.model import OffsetsSolution
 from optplan.validate import validate_offsets
 
 from search import suite_files, suite_parser  # bench/search.py: the script's folder is on sys.path
-from search_windows import numbers
+from search_windows import checked, probe_seconds_option
 
 Z95 = 1.959964
 
@@ -98,18 +98,14 @@ def main(argv=None) -> int:
     files = suite_files(args)
     if not files:
         return 0
-    above = numbers(args.above, float, lambda percent: 0 <= percent <= 100)
-    if above is None:
-        print(f"--above {args.above}: expected percents from 0 to 100, e.g. 0,0.5",
-              file=sys.stderr)
+    options = checked(
+        ("--above", args.above, float, lambda percent: 0 <= percent <= 100,
+         "percents from 0 to 100, e.g. 0,0.5"),
+        ("--probes", str(args.probes), int, lambda count: count >= 1, "a positive count"),
+        probe_seconds_option(args.probe_seconds))
+    if options is None:
         return 2
-    if args.probes < 1:
-        print(f"--probes {args.probes}: expected a positive count", file=sys.stderr)
-        return 2
-    if not args.probe_seconds > 0:
-        print(f"--probe-seconds {args.probe_seconds:g}: expected a positive time limit",
-              file=sys.stderr)
-        return 2
+    above = options[0]
     print(f"random orders of the search, {args.probes} per capacity, at most "
           f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g})")
     for path in files:

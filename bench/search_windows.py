@@ -103,25 +103,39 @@ def numbers(text: str, convert, valid) -> list | None:
     return values if values and all(valid(value) for value in values) else None
 
 
+def checked(*options) -> list | None:
+    """Each option ``(flag, text, convert, valid, expected)`` parsed by :func:`numbers`, or
+    None after printing the one-line complaint about the first one that is not valid."""
+    values = []
+    for flag, text, convert, valid, expected in options:
+        parsed = numbers(text, convert, valid)
+        if parsed is None:
+            print(f"{flag} {text}: expected {expected}", file=sys.stderr)
+            return None
+        values.append(parsed)
+    return values
+
+
+def probe_seconds_option(seconds: float) -> tuple:
+    """The :func:`checked` option of ``--probe-seconds``: a positive time limit."""
+    return ("--probe-seconds", f"{seconds:g}", float, lambda limit: limit > 0,
+            "a positive time limit")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     files = suite_files(args)
     if not files:
         return 0
-    widths = numbers(args.widths, int, lambda width: width > 0)
-    if widths is None:
-        print(f"--widths {args.widths}: expected positive section counts, e.g. 8,16",
-              file=sys.stderr)
+    options = checked(
+        ("--widths", args.widths, int, lambda width: width > 0,
+         "positive section counts, e.g. 8,16"),
+        ("--slacks", args.slacks, float, lambda slack: 0 <= slack <= 100,
+         "percents from 0 to 100, e.g. 0,2.5"),
+        probe_seconds_option(args.probe_seconds))
+    if options is None:
         return 2
-    slacks = numbers(args.slacks, float, lambda slack: 0 <= slack <= 100)
-    if slacks is None:
-        print(f"--slacks {args.slacks}: expected percents from 0 to 100, e.g. 0,2.5",
-              file=sys.stderr)
-        return 2
-    if not args.probe_seconds > 0:
-        print(f"--probe-seconds {args.probe_seconds:g}: expected a positive time limit",
-              file=sys.stderr)
-        return 2
+    widths, slacks, _ = options
     print(f"subset relaxations at max breadth, at most {args.probe_seconds:g} s per subset")
     for path in files:
         instance = read_minimalloc_csv(path)
