@@ -773,10 +773,10 @@ def search_tight_note(rows) -> str:
 
 def search_orders_macros(rows) -> dict[str, str]:
     """``SearchOrdersNote``: how often one random order packs the open instances near their
-    bound (``bench/search_orders.py``'s rows, one per instance and probe length). Per probe
-    length, how many orders were searched, and per instance how many packed at the least
-    capacity above its max breadth where any did, and the largest capacity below that where
-    none did (in percent above the max breadth)."""
+    bound (``bench/search_orders.py``'s rows, one per run of an instance and probe length).
+    Per probe length, how many orders were searched (per row when the rows differ), and per
+    row how many packed at the least capacity above the max breadth where any did, and the
+    largest capacity below that where none did (in percent above the max breadth)."""
     if not rows:
         return {"SearchOrdersNote": "no random orders were probed"}
 
@@ -787,23 +787,27 @@ def search_orders_macros(rows) -> dict[str, str]:
     lengths = []
     for seconds in sorted({float(row["probe_seconds"]) for row in rows}):
         mine = sorted((row for row in rows if float(row["probe_seconds"]) == seconds),
-                      key=lambda row: row["instance"])
+                      key=lambda row: (row["instance"], max(entry["probes"]
+                                                            for entry in row["capacities"])))
         probes = sorted({entry["probes"] for row in mine for entry in row["capacities"]})
+        per_row = len(probes) > 1  # the rows searched different numbers of orders
         parts = []
         for row in mine:
             entries = sorted(row["capacities"], key=lambda entry: entry["above_percent"])
             first = next((entry for entry in entries if entry["packed"]), None)
             empty = [entry for entry in entries if first is None
                      or entry["above_percent"] < first["above_percent"]]
+            found = first or empty[-1]
+            among = f" of {_thousands(found['probes'])}" if per_row else ""
             if first is None:
-                parts.append(f"none packs {row['instance']} {within(empty[-1])}")
+                parts.append(f"none{among} packs {row['instance']} {within(found)}")
                 continue
             verb = "packs" if first["packed"] == 1 else "pack"
-            parts.append(f"{first['packed']} {verb} {row['instance']} {within(first)}"
+            parts.append(f"{first['packed']}{among} {verb} {row['instance']} {within(first)}"
                          + (f" (none {within(empty[-1])})" if empty else ""))
-        count = "--".join(map(str, (probes[0], probes[-1]) if len(probes) > 1 else probes))
-        lengths.append(f"of {count} random orders searched for {seconds:g}\\,s each, "
-                       + _words(parts))
+        lead = (f"searching random orders for {seconds:g}\\,s each, " if per_row else
+                f"of {probes[0]} random orders searched for {seconds:g}\\,s each, ")
+        lengths.append(lead + _words(parts))
     return {"SearchOrdersNote": "; ".join(lengths)}
 
 

@@ -294,7 +294,9 @@ def test_the_orders_note_is_the_committed_orders(generated):
                       if entry["packed"]), None)
         if first is not None:
             verb = "packs" if first["packed"] == 1 else "pack"
-            assert f"{first['packed']} {verb} {row['instance']} " in note
+            among = f" of {first['probes']:,}".replace(",", "\\,")
+            assert (f"{first['packed']} {verb} {row['instance']} " in note
+                    or f"{first['packed']}{among} {verb} {row['instance']} " in note)
         for entry in row["capacities"]:  # every probe was counted and no bound was refuted
             assert 0 <= entry["packed"] == len(entry["packing_nodes"]) <= entry["probes"]
             assert entry["capacity"] >= row["max_breadth"]
@@ -312,6 +314,12 @@ def test_the_orders_note_is_the_committed_orders(generated):
         "of 10 random orders searched for 0.5\\,s each, none packs Y within 1\\,\\% and "
         "3 pack Z within 2\\,\\% (none within 1\\,\\%); of 10 random orders searched "
         "for 2\\,s each, 1 packs Z at its max breadth")}
+    mixed = [{"instance": "Y", "probe_seconds": 1, "capacities": [
+                  {"above_percent": 0, "packed": 0, "probes": 1500}]},
+             {"instance": "Y", "probe_seconds": 1, "capacities": capacities((1, 0), (2, 3))}]
+    assert build.search_orders_macros(mixed) == {"SearchOrdersNote": (
+        "searching random orders for 1\\,s each, 3 of 10 pack Y within 2\\,\\% (none within "
+        "1\\,\\%) and none of 1\\,500 packs Y at its max breadth")}
     assert build.search_orders_macros([]) == {"SearchOrdersNote": "no random orders were probed"}
 
 
