@@ -334,6 +334,23 @@ def check_search_orders(stdout, tmp_path, command):
     assert written["capacities"][1]["packing_nodes"] == [154] * 3
 
 
+def check_search_beam(stdout, tmp_path, command):
+    rows = table(stdout, "above% capacity width seed result seconds states")
+    written = json_rows(tmp_path / "beam.jsonl", ("instance", "capacity", "above_percent",
+                                                 "width", "seed", "per_parent", "result",
+                                                 "seconds", "states"))
+    breadth = int(re.search(r"max breadth ([\d,]+) bytes", stdout).group(1).replace(",", ""))
+    assert [(float(r[0]), int(r[2]), int(r[3])) for r in rows] == [
+        (above, width, seed) for above in (0, 100) for width in (5, 50) for seed in (0, 1)]
+    for row, entry in zip(rows, written, strict=True):
+        assert (number(row[1]), row[4], number(row[6])) == (
+            entry["capacity"], entry["result"], entry["states"])
+        assert entry["instance"] == "A" and entry["per_parent"] == 2
+    # twice the max breadth leaves room for every order: each beam packs it
+    assert {entry["result"] for entry in written if entry["capacity"] == 2 * breadth} == {
+        "packed"}
+
+
 def check_slicing(stdout, tmp_path, command):
     brackets = re.findall(r"minimum budget (\w+)\s+([\d,]+) \.\.\s+([\d,]+)", stdout)
     assert [name for name, _, _ in brackets] == ["today", "kernels", "selection", "slicing"]
@@ -419,6 +436,10 @@ RUNS = [
                                       "100,0,0", "--probes", "3", "--probe-seconds", "0.5",
                                       "--seed", "2", "--jsonl", "{tmp}/orders.jsonl"],
                  check_search_orders, id="search-orders-A", marks=pytest.mark.peer),
+    pytest.param("search_beam.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
+                                    "100,0", "--widths", "5,50", "--seeds", "0-1",
+                                    "--per-parent", "2", "--jsonl", "{tmp}/beam.jsonl"],
+                 check_search_beam, id="search-beam-A", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
     pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
@@ -445,7 +466,9 @@ def test_bench_script(script, arguments, check, tmp_path, request):
     ("search_windows.py", ["--slacks", "2,x"]), ("search_windows.py", ["--slacks", "-1"]),
     ("search_windows.py", ["--slacks", "101"]), ("search_windows.py", ["--probe-seconds", "-1"]),
     ("search_orders.py", ["--above", "1,x"]), ("search_orders.py", ["--above", "-1"]),
-    ("search_orders.py", ["--probes", "0"]), ("search_orders.py", ["--probe-seconds", "0"])])
+    ("search_orders.py", ["--probes", "0"]), ("search_orders.py", ["--probe-seconds", "0"]),
+    ("search_beam.py", ["--widths", "0"]), ("search_beam.py", ["--seeds", "3-1"]),
+    ("search_beam.py", ["--per-parent", "0"])])
 def test_subset_and_order_benches_refuse_bad_arguments(script, arguments, minimalloc_dir):
     done = subprocess.run([sys.executable, f"bench/{script}", "--suite",
                            str(minimalloc_dir / "challenging"), "--instances", "A", *arguments],

@@ -295,8 +295,10 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
                                                                         monkeypatch):
     # D is not proven in seconds: the improve loop's first sweep is in the plain orders, and
     # every probe after it in a random order drawn from the seed. Random probes double in
-    # length by the time spent on them (here after 1 s, 3 s and 7 s of them).
-    monkeypatch.setattr(search_module, "RANDOM_LEVEL_SECONDS", 1.0)
+    # length by the time spent on them (here after 0.5 s, 1.5 s and 3.5 s of them). Beams at
+    # the bound take half the loop's time; narrow ones here.
+    monkeypatch.setattr(search_module, "RANDOM_LEVEL_SECONDS", 0.5)
+    monkeypatch.setattr(search_module, "BEAM_WIDTH", 20)
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
     result = solve(instance, "search", "offsets", time_limit=10, workers=2, seed=3)
     assert result.valid and result.info["seed"] == 3
@@ -306,9 +308,11 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     assert kinds == sorted(kinds)  # plain first, then random only
     lengths = [probe["seconds"] for probe in improve
                if probe["jittered"] and probe["result"] == "timeout"]
-    assert lengths[0] < 0.35 <= max(lengths)  # 0.1 s at first, 0.4 s after 3 s of them
+    assert lengths[0] < 0.35 <= max(lengths)  # 0.1 s at first, 0.4 s after 1.5 s of them
     assert not any(probe["jittered"] for probe in result.info["probes"]
                    if probe["loop"] == "prove")
+    beams = [probe for probe in result.info["probes"] if probe["loop"] == "beam"]
+    assert beams and all(probe["capacity"] == result.best_bound for probe in beams)
 
 
 @pytest.mark.peer

@@ -21,6 +21,7 @@ from optplan import __version__
 from optplan.errors import InputError
 from optplan.exact._search_core import (ENGINES, PREORDERS, TIMEOUT, Prepared, SearchParams,
                                         decide, jittered, prepare)
+from optplan.exact.beam import beam
 from optplan.exact.budget import SPLIT
 from optplan.exact.offsets_bound import breadth_capacity, granule, refute_upward
 from optplan.exact.run import ExactRun
@@ -35,6 +36,13 @@ __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS", "random_dra
 SOLVER = "optplan-search"
 IMPROVE_SLICE = 0.1
 """Seconds of the first probes below the incumbent (see :meth:`_Progress.improve`)."""
+BEAM_WIDTH = 2000
+"""States per level of the improve loop's first beams (:mod:`optplan.exact.beam`); the width
+doubles after every :data:`BEAM_TRIES` beams that packed nothing."""
+BEAM_TRIES = 8
+"""Beams (each in its own seeded order of ties) at one width before the width doubles: on
+MiniMalloc's D, 1 of 6 seeds packs the max breadth at width 2000, a failing beam empties in
+3-5 s (``bench/search_beam.py``)."""
 RANDOM_LEVEL_SECONDS = 60.0
 """The improve loop's random probes last :data:`IMPROVE_SLICE` seconds for their first
 ``RANDOM_LEVEL_SECONDS`` seconds, then twice as long for twice as long, and so on."""
@@ -103,8 +111,9 @@ class _Progress:
     workers): the incumbent and the proven bound live in the :class:`ExactRun`; ``bound`` is
     that bound in scaled units. Capacities are in scaled units."""
 
-    def __init__(self, run: ExactRun, prep: Prepared, bound: int):
+    def __init__(self, run: ExactRun, prep: Prepared, bound: int, beam_seed: int = 0):
         self.run, self.prep, self.bound = run, prep, bound
+        self.beam_seed, self.beams, self.beam_failures = beam_seed, 0, 0
         self.probes: list[dict] = []
         self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
         self.lock = threading.Lock()
@@ -135,6 +144,32 @@ class _Progress:
             if run.meets_bound():
                 self.stop[0] = 1
 
+    def beam(self, deadline: float | None) -> float:
+        """One beam at the bound (:mod:`optplan.exact.beam`, loop ``"beam"``); returns its
+        seconds. A packing there closes the gap. The k-th beam of the run (from 0, over both
+        loops) takes ties in the order of seed ``beam_seed + k`` and is :data:`BEAM_WIDTH`
+        states wide, doubled after every :data:`BEAM_TRIES` beams that found nothing. A beam
+        that empties proves nothing (result ``"emptied"``)."""
+        with self.lock:
+            seed, failures = self.beam_seed + self.beams, self.beam_failures
+            self.beams += 1
+        capacity = self.bound
+        found = beam(self.prep, capacity, BEAM_WIDTH * 2 ** (failures // BEAM_TRIES),
+                     seed=seed, deadline=deadline, stop=self.stop)
+        outcome = ("feasible" if isinstance(found.offsets, list) else
+                   "timeout" if found.offsets is TIMEOUT else "emptied")
+        with self.lock:
+            self.beam_failures += outcome != "feasible"
+        self.record("beam", capacity, outcome, found.seconds, found.children,
+                    found.offsets if outcome == "feasible" else None)
+        return found.seconds
+
+    def beams_to(self, deadline: float) -> None:
+        """Beams at the bound until ``deadline`` or until the gap closes."""
+        while not self.stop[0] and time.perf_counter() < deadline and (
+                self.bound <= self.high()):
+            self.beam(deadline)
+
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
                 alone: bool, rng: random.Random) -> None:
         """Sweep capacities downward from one granule below the incumbent with short probes;
@@ -143,8 +178,9 @@ class _Progress:
         the bound restarts at the top. Once only the bound itself is left, ``alone`` says
         whether to probe it (no other loop does), to the deadline.
 
-        The first sweep searches the plain static orders. Every later probe searches a fresh
-        random order (:func:`jittered`, drawn from ``rng``). Probes last
+        The first sweep searches the plain static orders. After it, the loop spends half its
+        time on beams at the bound (:meth:`beam`). Every other probe searches a fresh random
+        order (:func:`jittered`, drawn from ``rng``). Probes last
         :data:`IMPROVE_SLICE` seconds; random probes double in length after
         :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
         (by time, not by sweeps: near the bound a sweep is a few probes, and a length that
@@ -159,12 +195,16 @@ class _Progress:
         long ones; the slow doubling still lets probes grow as long as a packing needs."""
         step = granule(self.prep)
         capacity, sweeps, random_seconds = None, 0, 0.0
+        beam_seconds = 0.0
         while not self.stop[0]:
             high, low = self.high(), self.bound
             now = time.perf_counter()
             if low > high or (low == high and not alone) or (
                     deadline is not None and now >= deadline):
                 break
+            if sweeps and beam_seconds <= random_seconds:
+                beam_seconds += self.beam(deadline)
+                continue
             if capacity is None or capacity > high:
                 capacity = high
             elif capacity < low:  # the sweep reached the bound
@@ -232,7 +272,9 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     run one after the other, *prove* for ``SPLIT.first_probe`` of the time
     (:data:`optplan.exact.budget.SPLIT`); with two
     (compiled engine) they run side by side in two threads until the incumbent meets the
-    bound or time runs out.
+    bound or time runs out, and with a time limit *prove* refutes for ``SPLIT.first_probe``
+    of it, then beam-searches for a packing at the bound (:meth:`_Progress.beam`) as the
+    improve loop does after its first sweep.
 
     Parameters
     ----------
@@ -278,8 +320,9 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
                    time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     run.start(warm_start, initial_solution, fallback=stacked_offsets)
     deadline = run.budget.deadline()
-    progress = _Progress(run, prep, breadth_capacity(instance, prep))
+    progress = _Progress(run, prep, breadth_capacity(instance, prep), beam_seed=run.seed << 20)
     rng = random.Random(run.seed)
+    improve = functools.partial(progress.improve, params, deadline, engine, rng=rng)
 
     def prove(prove_deadline):
         refute_upward(prep, progress.bound, progress.high(), prove_deadline, params=params,
@@ -291,7 +334,12 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
 
         def prove_in_thread():
             try:
-                prove(deadline)
+                if deadline is None:
+                    prove(None)
+                else:  # refute the bound for a share of the time, then try to pack it
+                    now = time.perf_counter()
+                    prove(now + (deadline - now) * SPLIT.first_probe)
+                    progress.beams_to(deadline)
             except BaseException as error:  # re-raised by the caller's thread below
                 failures.append(error)
                 progress.stop[0] = 1
@@ -299,7 +347,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         prover = threading.Thread(target=prove_in_thread, name="search-prove")
         prover.start()
         try:
-            progress.improve(params, deadline, engine, alone=False, rng=rng)
+            improve(alone=False)
         except BaseException:
             progress.stop[0] = 1  # (an interrupt, say): the prover stops too
             raise
@@ -310,7 +358,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     else:
         now = time.perf_counter()
         prove(None if deadline is None else now + (deadline - now) * SPLIT.first_probe)
-        progress.improve(params, deadline, engine, alone=True, rng=rng)
+        improve(alone=True)
 
     if not run.meets_bound():
         run.out_of_time()  # info["stopped"] says whether the budget ran out

@@ -1,0 +1,449 @@
+/* A beam search over the canonical packings of ``search`` (see ``optplan/exact/beam.py``).
+ *
+ * A state is a partial canonical packing: which buffers are placed, and each section's floor
+ * (the highest top placed in it, lifted to the last placement's offset, as the depth-first
+ * search's ``canonical`` switch does). Level d of the beam holds states with d buffers placed.
+ * A child places one unplaced buffer at its lowest offset, subject to the search's rules:
+ * dominance, section inference and the unplaced floor. Children are ranked by the waste they
+ * force (a section's effective floor minus the sizes placed in it, each section weighted by
+ * 1 / (its slack + 1), per unit of placed area); the best ``width`` distinct states, at most
+ * ``per_parent`` from any one parent, make the next level.
+ *
+ * A beam that empties proves nothing (it dropped states); a full level n is a packing.
+ * Everything is in scaled integers; Python hands in flat int64 arrays.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int64_t i64;
+
+typedef struct {
+    i64 n, sections, alignment, capacity, words;
+    const i64 *sizes, *start, *end, *nb_ptr, *nb_idx, *sec_ptr, *sec_idx, *totals;
+    double *weight;  /* 1 / (slack + 1) per section */
+} Problem;
+
+/* One level of the beam: per state, its section floors, unplaced sums per section, placed
+ * mask, lowest offsets of its unplaced buffers (-1 when placed) and its path back. */
+typedef struct {
+    i64 count;
+    i64 *floor, *unplaced, *lowest;
+    uint64_t *placed;
+} Level;
+
+typedef struct {
+    double score;    /* what the child is ranked by */
+    double running;  /* the waste added along its path, weighted (the first ranking) */
+    i64 state, buffer, offset, order;
+    uint64_t hash, tie;  /* equal scores go by ``tie`` */
+} Child;
+
+static i64 round_up(i64 value, i64 alignment)
+{
+    return (value + alignment - 1) / alignment * alignment;
+}
+
+static int by_score(const void *a, const void *b)
+{
+    const Child *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? -1 : 1;
+    return x->tie < y->tie ? -1 : x->tie > y->tie;
+}
+
+static int by_hash(const void *a, const void *b)
+{
+    const Child *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    return by_score(a, b);
+}
+
+static int level_alloc(Level *level, const Problem *p, i64 width)
+{
+    level->count = 0;
+    level->floor = malloc((size_t)(width * p->sections) * sizeof(i64));
+    level->unplaced = malloc((size_t)(width * p->sections) * sizeof(i64));
+    level->lowest = malloc((size_t)(width * p->n) * sizeof(i64));
+    level->placed = malloc((size_t)(width * p->words) * sizeof(uint64_t));
+    return level->floor && level->unplaced && level->lowest && level->placed ? 0 : -1;
+}
+
+static void level_free(Level *level)
+{
+    free(level->floor);
+    free(level->unplaced);
+    free(level->lowest);
+    free(level->placed);
+}
+
+static int is_placed(const uint64_t *placed, i64 b)
+{
+    return (int)(placed[b >> 6] >> (b & 63) & 1);
+}
+
+/* Lowest offsets of the unplaced buffers of a state (-1 for placed ones). */
+static void lowest_offsets(const Problem *p, const i64 *floor, const uint64_t *placed,
+                           i64 *lowest)
+{
+    for (i64 b = 0; b < p->n; b++) {
+        if (is_placed(placed, b)) {
+            lowest[b] = -1;
+            continue;
+        }
+        i64 top = 0;
+        for (i64 s = p->start[b]; s < p->end[b]; s++)
+            if (floor[s] > top) top = floor[s];
+        lowest[b] = round_up(top, p->alignment);
+    }
+}
+
+/* Builds the child (state, b at offset) into the given rows; returns its rank score, or -1
+ * when the unplaced floor rules it out. ``mark`` flags b's neighbours (stamp ``tag``). */
+static double make_child(const Problem *p, const Level *from, i64 state, i64 b, i64 offset,
+                         i64 *floor, i64 *unplaced, uint64_t *placed, i64 *lowest,
+                         i64 *mark, i64 tag)
+{
+    const i64 S = p->sections, *f = from->floor + state * S, *u = from->unplaced + state * S;
+    const i64 top = offset + p->sizes[b], raised = round_up(top, p->alignment);
+    for (i64 s = 0; s < S; s++) {
+        floor[s] = f[s] > offset ? f[s] : offset;
+        unplaced[s] = u[s];
+    }
+    for (i64 s = p->start[b]; s < p->end[b]; s++) {
+        floor[s] = top;
+        unplaced[s] -= p->sizes[b];
+    }
+    memcpy(placed, from->placed + state * p->words, (size_t)p->words * sizeof(uint64_t));
+    placed[b >> 6] |= (uint64_t)1 << (b & 63);
+    for (i64 j = p->nb_ptr[b]; j < p->nb_ptr[b + 1]; j++) mark[p->nb_idx[j]] = tag;
+    const i64 *low = from->lowest + state * p->n;
+    for (i64 x = 0; x < p->n; x++) {
+        if (x == b || low[x] < 0) {
+            lowest[x] = -1;
+            continue;
+        }
+        i64 at_least = mark[x] == tag ? raised : offset;
+        lowest[x] = low[x] > at_least ? low[x] : at_least;
+    }
+    double waste = 0.0, area = 0.0;
+    for (i64 s = 0; s < S; s++) {
+        i64 least = -1;  /* the least lowest offset of an unplaced member */
+        for (i64 j = p->sec_ptr[s]; j < p->sec_ptr[s + 1]; j++) {
+            i64 x = p->sec_idx[j];
+            if (lowest[x] >= 0 && (least < 0 || lowest[x] < least)) least = lowest[x];
+        }
+        i64 effective = least > floor[s] ? least : floor[s];
+        if (effective + unplaced[s] > p->capacity) return -1.0;
+        i64 filled = p->totals[s] - unplaced[s];
+        waste += (double)(effective - filled) * p->weight[s];
+        area += (double)filled;
+    }
+    return waste / (area > 1.0 ? area : 1.0);
+}
+
+/* A 64-bit finaliser (splitmix64): the seeded tie-break among equal scores. */
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t state_hash(const Problem *p, const i64 *floor, const uint64_t *placed)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (i64 s = 0; s < p->sections; s++) h = (h ^ (uint64_t)floor[s]) * 1099511628211ULL;
+    for (i64 w = 0; w < p->words; w++) h = (h ^ placed[w]) * 1099511628211ULL;
+    return h;
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define POOL 5 /* children fully built per kept state */
+
+enum { BEAM_PACKED = 1, BEAM_EMPTY = 0, BEAM_STOPPED = -1, BEAM_NOMEM = -2 };
+
+/* Runs the beam; on BEAM_PACKED fills ``offsets``. ``expanded`` counts children built. */
+static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, double deadline,
+                    const volatile char *stop, i64 *offsets, i64 *expanded)
+{
+    const i64 n = p->n, S = p->sections, pool = POOL * width;
+    int status = BEAM_NOMEM;
+    Level levels[2];
+    memset(levels, 0, sizeof(levels));
+    i64 *parent = malloc((size_t)(n * width) * sizeof(i64));
+    i64 *chosen = malloc((size_t)(n * width) * sizeof(i64));
+    i64 *at = malloc((size_t)(n * width) * sizeof(i64));
+    i64 *mark = calloc((size_t)n, sizeof(i64)), *kept = calloc((size_t)width, sizeof(i64));
+    size_t capacity = (size_t)pool;
+    Child *children = malloc(capacity * sizeof(Child));
+    double *score = calloc((size_t)width, sizeof(double));  /* running scores of a level */
+    Level pooled;
+    memset(&pooled, 0, sizeof(pooled));
+    if (!parent || !chosen || !at || !mark || !kept || !children || !score ||
+        level_alloc(&levels[0], p, width) < 0 || level_alloc(&levels[1], p, width) < 0 ||
+        level_alloc(&pooled, p, pool) < 0)
+        goto done;
+    Level *current = &levels[0], *next = &levels[1];
+    current->count = 1;
+    memset(current->floor, 0, (size_t)S * sizeof(i64));
+    memcpy(current->unplaced, p->totals, (size_t)S * sizeof(i64));
+    memset(current->placed, 0, (size_t)p->words * sizeof(uint64_t));
+    lowest_offsets(p, current->floor, current->placed, current->lowest);
+    i64 tag = 0;
+    for (i64 depth = 0; depth < n; depth++) {
+        if ((deadline >= 0 && now_seconds() > deadline) || (stop && *stop)) {
+            status = BEAM_STOPPED;
+            break;
+        }
+        /* Children of every state, with a first score: the waste the placement adds. */
+        size_t count = 0;
+        for (i64 k = 0; k < current->count; k++) {
+            const i64 *f = current->floor + k * S, *u = current->unplaced + k * S;
+            const i64 *low = current->lowest + k * n;
+            i64 dominance = INT64_MAX;
+            for (i64 b = 0; b < n; b++)
+                if (low[b] >= 0 && low[b] + p->sizes[b] < dominance)
+                    dominance = low[b] + p->sizes[b];
+            for (i64 b = 0; b < n; b++) {
+                i64 o = low[b];
+                if (o < 0 || o + p->sizes[b] > p->capacity || o >= dominance) continue;
+                double added = 0.0;
+                int fits = 1;
+                for (i64 s = 0; s < S; s++) {
+                    if (f[s] >= o) continue;
+                    if (o + u[s] > p->capacity) {
+                        fits = 0;
+                        break;
+                    }
+                    added += (double)(o - f[s]) * p->weight[s];
+                }
+                if (!fits) continue;
+                if (count == capacity) {
+                    Child *grown = realloc(children, 2 * capacity * sizeof(Child));
+                    if (!grown) goto done;
+                    children = grown;
+                    capacity *= 2;
+                }
+                double running = score[k] + added;
+                children[count] = (Child){running, running, k, b, o, (i64)count, 0,
+                                          (uint64_t)count};
+                count++;
+            }
+        }
+        *expanded += (i64)count;
+        qsort(children, count, sizeof(Child), by_score);
+        if (count > (size_t)pool) count = (size_t)pool;
+        /* Build the best ``pool`` children; rank them by the waste they force. */
+        size_t built = 0;
+        for (size_t c = 0; c < count; c++) {
+            Child child = children[c];
+            double forced = make_child(p, current, child.state, child.buffer, child.offset,
+                                       pooled.floor + built * S, pooled.unplaced + built * S,
+                                       pooled.placed + built * p->words,
+                                       pooled.lowest + built * n, mark, ++tag);
+            if (forced < 0) continue;
+            child.hash = state_hash(p, pooled.floor + built * S,
+                                    pooled.placed + built * p->words);
+            child.order = (i64)built;  /* its rows in ``pooled`` */
+            child.tie = mix(child.hash ^ seed);
+            child.score = forced;
+            children[built++] = child;
+        }
+        if (!built) {
+            status = BEAM_EMPTY;
+            break;
+        }
+        qsort(children, built, sizeof(Child), by_hash);
+        size_t distinct = 0;
+        for (size_t c = 0; c < built; c++)
+            if (!distinct || children[distinct - 1].hash != children[c].hash)
+                children[distinct++] = children[c];
+        qsort(children, distinct, sizeof(Child), by_score);
+        memset(kept, 0, (size_t)current->count * sizeof(i64));
+        i64 taken = 0;
+        for (size_t c = 0; c < distinct && taken < width; c++) {
+            const Child *child = &children[c];
+            if (kept[child->state] >= per_parent) continue;
+            kept[child->state]++;
+            i64 row = child->order;
+            memcpy(next->floor + taken * S, pooled.floor + row * S, (size_t)S * sizeof(i64));
+            memcpy(next->unplaced + taken * S, pooled.unplaced + row * S,
+                   (size_t)S * sizeof(i64));
+            memcpy(next->lowest + taken * n, pooled.lowest + row * n, (size_t)n * sizeof(i64));
+            memcpy(next->placed + taken * p->words, pooled.placed + row * p->words,
+                   (size_t)p->words * sizeof(uint64_t));
+            score[taken] = child->running;
+            parent[depth * width + taken] = child->state;
+            chosen[depth * width + taken] = child->buffer;
+            at[depth * width + taken] = child->offset;
+            taken++;
+        }
+        next->count = taken;
+        Level *swap = current;
+        current = next;
+        next = swap;
+        if (depth == n - 1) {
+            i64 state = 0;
+            for (i64 d = n - 1; d >= 0; d--) {
+                offsets[chosen[d * width + state]] = at[d * width + state];
+                state = parent[d * width + state];
+            }
+            status = BEAM_PACKED;
+        }
+    }
+done:
+    free(score);
+    free(parent);
+    free(chosen);
+    free(at);
+    free(mark);
+    free(kept);
+    free(children);
+    level_free(&levels[0]);
+    level_free(&levels[1]);
+    level_free(&pooled);
+    return status;
+}
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Array;
+
+static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
+{
+    if (PyObject_GetBuffer(object, &array->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    array->held = 1;
+    if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
+                     at_least);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(beam_doc,
+"beam(n, sections, alignment, sizes, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx, totals,\n"
+"     capacity, width, per_parent, seed, seconds, stop)\n"
+"--\n\n"
+"Beam search for a packing with every top <= capacity (scaled units; int64 arrays as for\n"
+"``_search_ext.decide``). Keeps ``width`` states per level, at most ``per_parent`` children\n"
+"of one state, equal scores in an order drawn from ``seed``; ``seconds`` the time left (negative: none); ``stop`` None or a writable\n"
+"buffer whose first byte, once non-zero, stops the beam (read once per level). Returns\n"
+"(code, offsets, children): code 1 packed (offsets a list), 0 the beam emptied (nothing\n"
+"proven), -1 out of time or stopped.");
+
+static PyObject *beam(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t n, sections;
+    long long alignment, capacity, width, per_parent, seed;
+    double seconds;
+    PyObject *objects[8], *stop_object;
+    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOLLLLdO", &n, &sections, &alignment, &objects[0],
+                          &objects[1], &objects[2], &objects[3], &objects[4], &objects[5],
+                          &objects[6], &objects[7], &capacity, &width, &per_parent, &seed,
+                          &seconds, &stop_object))
+        return NULL;
+    if (n < 1 || sections < 1 || alignment < 1 || width < 1 || per_parent < 1) {
+        PyErr_SetString(PyExc_ValueError, "n, sections, alignment, width and per_parent "
+                        "must be positive");
+        return NULL;
+    }
+    Py_buffer stop_view;
+    const volatile char *stop = NULL;
+    if (stop_object != Py_None) {
+        if (PyObject_GetBuffer(stop_object, &stop_view, PyBUF_WRITABLE) < 0) return NULL;
+        if (stop_view.len < 1) {
+            PyBuffer_Release(&stop_view);
+            PyErr_SetString(PyExc_ValueError, "stop: expected a writable buffer of >= 1 byte");
+            return NULL;
+        }
+        stop = stop_view.buf;
+    }
+    static const char *names[8] = {"sizes", "start", "end", "nb_ptr", "nb_idx", "sec_ptr",
+                                   "sec_idx", "totals"};
+    Py_ssize_t least[8] = {n, n, n, n + 1, 0, sections + 1, 0, sections};
+    Array arrays[8];
+    memset(arrays, 0, sizeof(arrays));
+    PyObject *result = NULL;
+    double *weight = NULL;
+    i64 *offsets = NULL;
+    for (int k = 0; k < 8; k++)
+        if (get_array(objects[k], &arrays[k], least[k], names[k]) < 0) goto done;
+    Problem p = {n, sections, alignment, capacity, (n + 63) / 64,
+                 arrays[0].view.buf, arrays[1].view.buf, arrays[2].view.buf,
+                 arrays[3].view.buf, arrays[4].view.buf, arrays[5].view.buf,
+                 arrays[6].view.buf, arrays[7].view.buf, NULL};
+    weight = malloc((size_t)sections * sizeof(double));
+    offsets = calloc((size_t)n, sizeof(i64));
+    if (!weight || !offsets) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < sections; s++) {
+        i64 slack = capacity - p.totals[s];
+        weight[s] = 1.0 / (double)((slack > 0 ? slack : 0) + 1);
+    }
+    p.weight = weight;
+    double deadline = seconds < 0 ? -1.0 : now_seconds() + seconds;
+    i64 expanded = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = run_beam(&p, width, per_parent, mix((uint64_t)seed + 1), deadline, stop, offsets,
+                      &expanded);
+    Py_END_ALLOW_THREADS
+    if (status == BEAM_NOMEM) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *packing = Py_None;
+    if (status == BEAM_PACKED) {
+        packing = PyList_New(n);
+        if (!packing) goto done;
+        for (Py_ssize_t b = 0; b < n; b++) {
+            PyObject *value = PyLong_FromLongLong(offsets[b]);
+            if (!value) {
+                Py_DECREF(packing);
+                goto done;
+            }
+            PyList_SET_ITEM(packing, b, value);
+        }
+    } else {
+        Py_INCREF(packing);
+    }
+    result = Py_BuildValue("iNL", status, packing, (long long)expanded);
+done:
+    free(weight);
+    free(offsets);
+    for (int k = 0; k < 8; k++)
+        if (arrays[k].held) PyBuffer_Release(&arrays[k].view);
+    if (stop) PyBuffer_Release(&stop_view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"beam", beam, METH_VARARGS, beam_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_beam_ext",
+    "The beam search over canonical packings (see optplan.exact.beam).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__beam_ext(void)
+{
+    return PyModule_Create(&module);
+}

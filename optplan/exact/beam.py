@@ -1,0 +1,84 @@
+"""A beam search over the canonical packings of ``search``: packings the depth-first search
+finds only by luck.
+
+The depth-first search (:mod:`optplan.exact._search_core`) dives down one path of placements
+and backtracks from its bottom; at a tight capacity nearly every dive dies after a few dozen
+placements, and whether one gets through depends on the static order (on MiniMalloc's D, 2
+of 15,000 random orders pack the max breadth). The beam keeps many partial packings side by
+side instead: level d holds up to ``width`` states with d buffers placed, each a canonical
+partial packing (placements non-decreasing in offset, every buffer at its lowest offset,
+the section floors lifted to the last offset). A child places one more buffer; the search's
+rules (dominance, section inference, the unplaced floor) drop children that cannot lead to
+a packing. The rest are ranked by the waste they force: in each section, the gap between
+its effective floor (its floor, raised to the least lowest offset of its unplaced buffers)
+and the sizes placed in it, weighted by 1 / (slack + 1) so that waste in a tight section
+counts most, per unit of placed area. The ``width`` best distinct states, at most
+``per_parent`` children of any one state (diversity), make the next level.
+
+A full level n is a packing; it goes through the validator like every other. A beam that
+empties proves nothing: it dropped states on the way. On D the beam packs the max breadth
+(986,112 bytes, so the optimum) at widths 2,000 to 4,000, where 1,000 and 1,500 empty
+(``bench/search_beam.py``). Everything is in the search's scaled integers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from optplan.exact._search_core import TIMEOUT, Prepared
+
+__all__ = ["BeamResult", "beam", "PER_PARENT"]
+
+PER_PARENT = 3
+"""Children of one state kept at most, by default: a single promising state would otherwise
+fill the level with near copies of itself (with 1, D's beam empties at once; 2 and 3 pack)."""
+
+
+@dataclass(frozen=True)
+class BeamResult:
+    """What one beam found: ``offsets`` (scaled) of a packing, ``None`` when the beam
+    emptied (nothing proven), or :data:`~optplan.exact._search_core.TIMEOUT`; ``children``
+    counts the states it built."""
+
+    offsets: list | None | object
+    children: int
+    seconds: float
+
+
+def beam(prep: Prepared, capacity: int, width: int, *, per_parent: int = PER_PARENT,
+         seed: int = 0, deadline: float | None = None,
+         stop: bytearray | None = None) -> BeamResult:
+    """Beam-search ``prep`` for a packing with every top <= ``capacity`` (scaled units).
+
+    Keeps ``width`` states per level, at most ``per_parent`` children of one state; states of
+    equal rank are taken in an order drawn from ``seed`` (the beam is deterministic given
+    its arguments; another seed is another beam). Stops at
+    ``deadline`` (a :func:`time.perf_counter` value) or once ``stop[0]`` is set, checked
+    once per level.
+
+    Examples
+    --------
+    >>> from optplan.exact._search_core import prepare
+    >>> prep = prepare([0, 1, 2], [1, 2, 3], [2, 1, 2])
+    >>> beam(prep, 3, width=8).offsets, beam(prep, 2, width=8).offsets
+    ([0, 2, 0], None)
+    """
+    from optplan.exact import _beam_ext
+
+    if width < 1 or per_parent < 1:
+        raise ValueError(f"width and per_parent must be positive, got {width}, {per_parent}")
+    began = time.perf_counter()
+    n = len(prep.sizes)
+    if n == 0:
+        return BeamResult([], 0, 0.0)
+    if max(prep.sizes) > capacity:
+        return BeamResult(None, 0, 0.0)
+    seconds = -1.0 if deadline is None else max(0.0, deadline - began)
+    (sizes, _width, starts, ends, neighbour_rows, neighbours, member_rows, members,
+     totals, _cuts) = prep.compiled_arrays
+    code, offsets, children = _beam_ext.beam(
+        n, prep.num_sections, prep.alignment, sizes, starts, ends, neighbour_rows,
+        neighbours, member_rows, members, totals, capacity, width, per_parent, seed, seconds, stop)
+    found = offsets if code == 1 else None if code == 0 else TIMEOUT
+    return BeamResult(found, children, time.perf_counter() - began)
