@@ -5,9 +5,9 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[
     Extension("optplan.exact._search_ext", ["optplan/exact/_search_ext.c"],
-              extra_compile_args=["-O3"]),
+              depends=["optplan/exact/_ext_common.h"], extra_compile_args=["-O3"]),
     Extension("optplan.exact._beam_ext", ["optplan/exact/_beam_ext.c"],
-              extra_compile_args=["-O3"]),
+              depends=["optplan/exact/_ext_common.h"], extra_compile_args=["-O3"]),
     Extension("optplan.heuristics._placement_ext", ["optplan/heuristics/_placement_ext.c"],
               extra_compile_args=["-O3"]),
 ])

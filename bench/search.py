@@ -28,7 +28,7 @@ from pathlib import Path
 
 from optplan import Problem, lower_bound, solve
 from optplan.exact._search_core import ENGINES, TIMEOUT, SearchParams, decide, prepare
-from optplan.exact.offsets_bound import breadth_capacity
+from optplan.exact.offsets_bound import breadth_capacity, granule
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,6 +80,23 @@ def suite_files(args) -> list[Path]:
     if not files:
         print(f"no MiniMalloc instances found under {args.suite}: skipped")
     return files
+
+
+def suite_instances(files: list[Path], sections: bool = False):
+    """Each of ``files`` read and prepared for the search, after printing its header line
+    (name, tensors, with ``sections`` the section count, max breadth in bytes): yields
+    ``(name, instance, prep, breadth, step)``, the max breadth and the granule in scaled
+    units."""
+    for path in files:
+        instance = read_minimalloc_csv(path)
+        name = path.name.split(".")[0]
+        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes,
+                       instance.alignment)
+        breadth, step = breadth_capacity(instance, prep), granule(prep)
+        counted = f"{prep.num_sections} sections, " if sections else ""
+        print(f"\n{name}: {len(instance)} tensors, {counted}max breadth "
+              f"{breadth * prep.scale:,} bytes")
+        yield name, instance, prep, breadth, step
 
 
 def file_capacity(path: Path) -> int | None:

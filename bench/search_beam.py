@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 import sys
 
-from optplan.exact._search_core import prepare
 from optplan.exact.beam import PER_PARENT, beam
-from optplan.exact.offsets_bound import breadth_capacity, granule
-from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.model import OffsetsSolution
 from optplan.validate import validate_offsets
 
-from search import suite_files, suite_parser  # bench/search.py: the script's folder is on sys.path
-from search_orders import capacity_above
-from search_windows import checked
+from search import (  # bench/search.py: the script's folder is on sys.path
+    suite_instances, suite_parser)
+from search_orders import above_option, capacity_above
+from search_windows import suite_options
 
 
 def parse_args(argv=None):
@@ -51,15 +49,13 @@ def seed_range(text: str) -> list[int] | None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    files = suite_files(args)
-    if not files:
-        return 0
-    options = checked(
-        ("--above", args.above, float, lambda percent: 0 <= percent <= 100,
-         "percents from 0 to 100, e.g. 0,0.5"),
+    files, options = suite_options(
+        args, above_option(args.above),
         ("--widths", args.widths, int, lambda width: width >= 1, "positive widths"),
         ("--per-parent", str(args.per_parent), int, lambda count: count >= 1,
          "a positive count"))
+    if not files:
+        return 0
     seeds = seed_range(args.seeds)
     if options is None or seeds is None:
         if seeds is None:
@@ -68,13 +64,7 @@ def main(argv=None) -> int:
         return 2
     above, widths, (per_parent,) = options
     print(f"beams of the search, seeds {seeds[0]}-{seeds[-1]}, {per_parent} per parent")
-    for path in files:
-        instance = read_minimalloc_csv(path)
-        name = path.name.split(".")[0]
-        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes,
-                       instance.alignment)
-        breadth, step = breadth_capacity(instance, prep), granule(prep)
-        print(f"\n{name}: {len(instance)} tensors, max breadth {breadth * prep.scale:,} bytes")
+    for name, instance, prep, breadth, step in suite_instances(files):
         print(f"{'above%':>6} {'capacity':>11} {'width':>6} {'seed':>4} {'result':>8} "
               f"{'seconds':>8} {'states':>11}")
         for percent in sorted(set(above)):

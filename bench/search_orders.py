@@ -25,15 +25,14 @@ import statistics
 import sys
 import time
 
-from optplan.exact._search_core import RANK_JITTER, TIMEOUT, decide, jittered, prepare
-from optplan.exact.offsets_bound import breadth_capacity, granule
+from optplan.exact._search_core import RANK_JITTER, TIMEOUT, decide, jittered
 from optplan.exact.search import IMPROVE_SLICE
-from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.model import OffsetsSolution
 from optplan.validate import validate_offsets
 
-from search import suite_files, suite_parser  # bench/search.py: the script's folder is on sys.path
-from search_windows import checked, probe_seconds_option
+from search import (  # bench/search.py: the script's folder is on sys.path
+    suite_instances, suite_parser)
+from search_windows import probe_seconds_option, suite_options
 
 Z95 = 1.959964
 
@@ -66,6 +65,12 @@ def capacity_above(breadth: int, percent: float, step: int) -> int:
     return breadth + int(breadth * percent / 100) // step * step
 
 
+def above_option(text: str) -> tuple:
+    """The :func:`search_windows.checked` option of ``--above``: percents from 0 to 100."""
+    return ("--above", text, float, lambda percent: 0 <= percent <= 100,
+            "percents from 0 to 100, e.g. 0,0.5")
+
+
 def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
                  seed: int) -> dict:
     """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``."""
@@ -95,26 +100,16 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    files = suite_files(args)
-    if not files:
-        return 0
-    options = checked(
-        ("--above", args.above, float, lambda percent: 0 <= percent <= 100,
-         "percents from 0 to 100, e.g. 0,0.5"),
+    files, options = suite_options(
+        args, above_option(args.above),
         ("--probes", str(args.probes), int, lambda count: count >= 1, "a positive count"),
         probe_seconds_option(args.probe_seconds))
-    if options is None:
-        return 2
+    if not files or options is None:
+        return 2 if files else 0
     above = options[0]
     print(f"random orders of the search, {args.probes} per capacity, at most "
           f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g})")
-    for path in files:
-        instance = read_minimalloc_csv(path)
-        name = path.name.split(".")[0]
-        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes,
-                       instance.alignment)
-        breadth, step = breadth_capacity(instance, prep), granule(prep)
-        print(f"\n{name}: {len(instance)} tensors, max breadth {breadth * prep.scale:,} bytes")
+    for name, instance, prep, breadth, step in suite_instances(files):
         print(f"{'above%':>6} {'capacity':>11} {'probes':>6} {'packed':>6} {'rate':>6} "
               f"{'rate95':>6} {'nodes/pack':>10} {'s/pack':>7}")
         rows = []

@@ -28,10 +28,9 @@ import sys
 import time
 
 from optplan.exact._search_core import TIMEOUT, decide, prepare
-from optplan.exact.offsets_bound import breadth_capacity, granule
-from optplan.formats.minimalloc_csv import read_minimalloc_csv
 
-from search import suite_files, suite_parser  # bench/search.py: the script's folder is on sys.path
+from search import (  # bench/search.py: the script's folder is on sys.path
+    suite_files, suite_instances, suite_parser)
 
 RESULTS = ("packed", "refuted", "open")
 
@@ -122,31 +121,30 @@ def probe_seconds_option(seconds: float) -> tuple:
             "a positive time limit")
 
 
+def suite_options(args, *options) -> tuple[list, list | None]:
+    """The files of ``--instances`` (:func:`suite_files`; none: the script skips) and, when
+    there are some, ``options`` parsed by :func:`checked` (None after its complaint)."""
+    files = suite_files(args)
+    return files, (checked(*options) if files else [])
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    files = suite_files(args)
-    if not files:
-        return 0
-    options = checked(
+    files, options = suite_options(
+        args,
         ("--widths", args.widths, int, lambda width: width > 0,
          "positive section counts, e.g. 8,16"),
         ("--slacks", args.slacks, float, lambda slack: 0 <= slack <= 100,
          "percents from 0 to 100, e.g. 0,2.5"),
         probe_seconds_option(args.probe_seconds))
-    if options is None:
-        return 2
+    if not files or options is None:
+        return 2 if files else 0
     widths, slacks, _ = options
     print(f"subset relaxations at max breadth, at most {args.probe_seconds:g} s per subset")
-    for path in files:
-        instance = read_minimalloc_csv(path)
-        name = path.name.split(".")[0]
-        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes,
-                       instance.alignment)
-        capacity = breadth_capacity(instance, prep) * prep.scale
-        step = granule(prep) * prep.scale  # bytes between arenas worth probing
+    for name, instance, prep, breadth, step in suite_instances(files, sections=True):
+        capacity = breadth * prep.scale
+        step *= prep.scale  # bytes between arenas worth probing
         windows = []
-        print(f"\n{name}: {len(instance)} tensors, {prep.num_sections} sections, max breadth "
-              f"{capacity:,} bytes")
         print(f"{'width':>6} {'windows':>8} {'packed':>7} {'refuted':>8} {'open':>5} "
               f"{'tensors':>8} {'seconds':>8}")
         # widths beyond the instance are the whole instance: probe it once

@@ -710,6 +710,13 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
         [{"instance": entry["instance"]} | part(entry, "after")
          for _, entry in open_after.iterrows()],
         columns=["instance", "best_bound", "lower_bound", "prove_result", "prove_capacity"]))
+    moves = [f"{entry['instance']}, whose arena goes from {_thousands(entry['before_objective'])}"
+             f" to {_thousands(entry['after_objective'])} bytes (best bound "
+             f"{_thousands(entry['after_best_bound'])}, a gap of {_pct(entry['after_gap'])}"
+             "\\,\\%)" for _, entry in open_after.iterrows()]
+    macros["SearchOpenAfterNote"] = (
+        "Left open after: " + _words(moves) + f"; {macros['SearchAfterBoundNote']}" if moves
+        else "No instance is left open after")
     macros["SearchLongBoundNote"] = _bound_note(long_runs)
     return text, macros
 
@@ -827,6 +834,11 @@ def search_seed_macros(before_after, seeds) -> dict[str, str]:
         arenas = sorted(run["objective"] for run in mine)
         gaps = sorted(run["objective"] / run["best_bound"] - 1 for run in mine)
         proven = sum(run["status"] == "OPTIMAL" for run in mine)
+        if proven == len(mine):
+            times = sorted(run["wall_time_s"] for run in mine)
+            parts.append(f"{name} is proven optimal in all of them ({_thousands(arenas[-1])} "
+                         f"bytes, in {times[0]:.1f}--{times[-1]:.1f}\\,s)")
+            continue
         parts.append(f"from {_thousands(arenas[0])} to {_thousands(arenas[-1])} bytes on "
                      f"{name} (gaps {_pct(gaps[0])}--{_pct(gaps[-1])}\\,\\%"
                      + (f", {proven} proven" if proven else "") + ")")
@@ -835,7 +847,31 @@ def search_seed_macros(before_after, seeds) -> dict[str, str]:
                                                                           ordered[-1] + 1))
                   else ", ".join(map(str, ordered)))
     return {"SearchSeeds": seeds_text,
-            "SearchSeedNote": f"the {len(ordered)} runs' arenas range " + _words(parts)}
+            "SearchSeedNote": f"in the {len(ordered)} runs, " + _words(ranged(parts, names))}
+
+
+def ranged(parts: list[str], names: list[str]) -> list[str]:
+    """``parts`` with "the arenas range " before the first one that is a range (the others
+    start with an instance's name)."""
+    first = next((i for i, part in enumerate(parts) if not part.startswith(tuple(names))),
+                 None)
+    return [("the arenas range " if i == first else "") + part for i, part in enumerate(parts)]
+
+
+def search_beam_macros(before_after) -> dict[str, str]:
+    """``SearchBeamNote``: the instances whose compiled run (``after`` of
+    ``bench/search.py``'s rows) a beam closed, with a packing at the proven bound, and when,
+    as a clause for the text."""
+    closed = []
+    for row in before_after:
+        run = row.get("after") or {}
+        beams = [probe for probe in run.get("probes") or () if probe["loop"] == "beam"]
+        if run.get("status") == "OPTIMAL" and any(
+                probe["result"] == "feasible" and probe["capacity"] == run["best_bound"]
+                for probe in beams):
+            closed.append(f"{row['instance']} after {run['wall_time_s']:.1f}\\,s")
+    return {"SearchBeamNote": ("a beam at the bound closed " + _words(closed)) if closed
+            else "no beam closed an instance"}
 
 
 def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
@@ -1470,7 +1506,8 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
         writers["search.tex"] = search_latex(search_table(before_after),
                                              search_runs_table(long_runs))
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
-                   | search_long_macros(long_runs, search_dir) | search_orders_macros(orders))
+                   | search_long_macros(long_runs, search_dir) | search_orders_macros(orders)
+                   | search_beam_macros(before_after))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

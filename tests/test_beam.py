@@ -93,7 +93,7 @@ def test_the_beam_is_deterministic_in_its_seed_and_stops_at_its_deadline():
 def test_the_beam_packs_minimallocs_d_at_its_max_breadth(minimalloc_dir):
     # D's optimum is its max breadth, 986,112 bytes (paper/results/search/D.986112.offsets.csv);
     # random orders of the depth-first search pack it 2 times in 15,000. This beam (width
-    # 2000, the seed of the tie order 1) packs it in about 15 s.
+    # 2000, the seed of the tie order 1) packs it in about 20 s.
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
     prep = prepared(instance)
     found = beam(prep, 986112 // prep.scale, width=2000, seed=1)
@@ -103,8 +103,8 @@ def test_the_beam_packs_minimallocs_d_at_its_max_breadth(minimalloc_dir):
 
 @pytest.mark.peer
 def test_search_proves_d_by_a_beam_at_its_bound(minimalloc_dir):
-    # No time limit: the improve loop's beams at the bound, seeds 0 and 1 of run seed 0,
-    # empty and pack (about 25 s); nothing depends on the machine's speed.
+    # No time limit: the improve loop's first beam, at the bound (seed 0 of run seed 0),
+    # packs it (about 20 s); nothing depends on the machine's speed.
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
     result = solve(instance, "search", "offsets", workers=2, seed=0)
     assert result.valid and result.status is Status.OPTIMAL

@@ -323,6 +323,39 @@ def test_the_orders_note_is_the_committed_orders(generated):
     assert build.search_orders_macros([]) == {"SearchOrdersNote": "no random orders were probed"}
 
 
+def test_the_beam_and_seed_notes_follow_the_runs(generated):
+    """``SearchBeamNote`` names the instances whose compiled run a beam closed at the bound,
+    from the committed rows and from synthetic ones; ``SearchSeedNote`` says when every seed
+    proved an instance, and ranges the arenas of the others."""
+    build = _build_module()
+    macros = _defined_macros(generated / "macros.tex")
+    closed = [row["instance"] for row in _search_rows("minimalloc_before_after.jsonl")
+              if row["after"]["status"] == "OPTIMAL" and any(
+                  probe["loop"] == "beam" and probe["result"] == "feasible"
+                  for probe in row["after"]["probes"])]
+    assert all(f"{name} after " in macros["SearchBeamNote"] for name in closed)
+
+    def run(status, bound, seconds, *probes, objective=None):
+        return {"status": status, "best_bound": bound, "wall_time_s": seconds,
+                "objective": objective or bound, "probes": [
+                    {"loop": loop, "result": result, "capacity": capacity}
+                    for loop, result, capacity in probes]}
+
+    rows = [{"instance": "D", "after": run("OPTIMAL", 10, 22.71, ("beam", "emptied", 10),
+                                           ("beam", "feasible", 10))},
+            {"instance": "A", "after": run("OPTIMAL", 5, 0.1, ("prove", "feasible", 5))},
+            {"instance": "J", "after": run("FEASIBLE", 9, 60, ("beam", "feasible", 12),
+                                           objective=12)}]
+    assert build.search_beam_macros(rows) == {
+        "SearchBeamNote": "a beam at the bound closed D after 22.7\\,s"}
+    assert build.search_beam_macros(rows[1:]) == {"SearchBeamNote": "no beam closed an instance"}
+    seeds = [{"instance": "D", "after": run("OPTIMAL", 10, 30.0) | {"seed": 1}},
+             {"instance": "J", "after": run("FEASIBLE", 9, 60, objective=11) | {"seed": 1}}]
+    assert build.search_seed_macros(rows, seeds) == {"SearchSeeds": "0--1", "SearchSeedNote": (
+        "in the 2 runs, D is proven optimal in all of them (10 bytes, in 22.7--30.0\\,s) and "
+        "the arenas range from 11 to 12 bytes on J (gaps 22.2--33.3\\,\\%)")}
+
+
 def test_the_tight_note_is_the_committed_tight_sections(generated):
     """``SearchTightNote`` counts the committed tight-section subsets of
     ``bench/search_windows.py`` and names, per instance, the most tensors such a subset packed
@@ -369,8 +402,8 @@ def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
         [{"instance": "Z", "after": run | {"objective": 100, "status": "OPTIMAL", "seed": 1}},
          {"instance": "Z", "after": run | {"objective": 105, "seed": 3}}])
     assert made == {"SearchSeeds": "0, 1, 3",
-                    "SearchSeedNote": "the 3 runs' arenas range from 100 to 110 bytes on Z "
-                                      "(gaps 0.0--10.0\\,\\%, 1 proven)"}
+                    "SearchSeedNote": "in the 3 runs, the arenas range from 100 to 110 bytes "
+                                      "on Z (gaps 0.0--10.0\\,\\%, 1 proven)"}
     assert build.search_seed_macros([{"instance": "Z", "after": run}], [])["SearchSeeds"] == "--"
 
 

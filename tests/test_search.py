@@ -312,7 +312,10 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     assert not any(probe["jittered"] for probe in result.info["probes"]
                    if probe["loop"] == "prove")
     beams = [probe for probe in result.info["probes"] if probe["loop"] == "beam"]
-    assert beams and all(probe["capacity"] == result.best_bound for probe in beams)
+    # every other beam aims at the bound, the rest inside the gap
+    assert any(probe["capacity"] == result.best_bound for probe in beams)
+    assert any(probe["capacity"] > result.best_bound for probe in beams)
+    assert all(probe["capacity"] >= result.best_bound for probe in beams)
 
 
 @pytest.mark.peer

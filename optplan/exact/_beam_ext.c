@@ -6,8 +6,9 @@
  * A child places one unplaced buffer at its lowest offset, subject to the search's rules:
  * dominance, section inference and the unplaced floor. Children are ranked by the waste they
  * force (a section's effective floor minus the sizes placed in it, each section weighted by
- * 1 / (its slack + 1), per unit of placed area); the best ``width`` distinct states, at most
- * ``per_parent`` from any one parent, make the next level.
+ * 1 / (its slack + 1), per unit of placed area). Only the POOL * width children first in
+ * the waste added along their path are built and ranked so; the best ``width`` distinct
+ * states, at most ``per_parent`` from any one parent, make the next level.
  *
  * A beam that empties proves nothing (it dropped states); a full level n is a packing.
  * Everything is in scaled integers; Python hands in flat int64 arrays.
@@ -18,7 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "_ext_common.h"
 
 typedef int64_t i64;
 
@@ -161,14 +163,7 @@ static uint64_t state_hash(const Problem *p, const i64 *floor, const uint64_t *p
     return h;
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-#define POOL 5 /* children fully built per kept state */
+#define POOL 10 /* children fully built per kept state */
 
 enum { BEAM_PACKED = 1, BEAM_EMPTY = 0, BEAM_STOPPED = -1, BEAM_NOMEM = -2 };
 
@@ -315,24 +310,6 @@ done:
     return status;
 }
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Array;
-
-static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
-{
-    if (PyObject_GetBuffer(object, &array->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-        return -1;
-    array->held = 1;
-    if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
-        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
-                     at_least);
-        return -1;
-    }
-    return 0;
-}
-
 PyDoc_STRVAR(beam_doc,
 "beam(n, sections, alignment, sizes, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx, totals,\n"
 "     capacity, width, per_parent, seed, seconds, stop)\n"
@@ -362,16 +339,8 @@ static PyObject *beam(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_buffer stop_view;
-    const volatile char *stop = NULL;
-    if (stop_object != Py_None) {
-        if (PyObject_GetBuffer(stop_object, &stop_view, PyBUF_WRITABLE) < 0) return NULL;
-        if (stop_view.len < 1) {
-            PyBuffer_Release(&stop_view);
-            PyErr_SetString(PyExc_ValueError, "stop: expected a writable buffer of >= 1 byte");
-            return NULL;
-        }
-        stop = stop_view.buf;
-    }
+    const volatile char *stop;
+    if (get_stop(stop_object, &stop_view, &stop) < 0) return NULL;
     static const char *names[8] = {"sizes", "start", "end", "nb_ptr", "nb_idx", "sec_ptr",
                                    "sec_idx", "totals"};
     Py_ssize_t least[8] = {n, n, n, n + 1, 0, sections + 1, 0, sections};
@@ -433,17 +402,6 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"beam", beam, METH_VARARGS, beam_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_beam_ext",
-    "The beam search over canonical packings (see optplan.exact.beam).", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__beam_ext(void)
-{
-    return PyModule_Create(&module);
-}
+ONE_FUNCTION_MODULE(_beam_ext,
+                    "The beam search over canonical packings (see optplan.exact.beam).",
+                    beam, beam_doc)

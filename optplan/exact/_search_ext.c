@@ -16,7 +16,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "_ext_common.h"
 
 typedef int64_t i64;
 
@@ -703,31 +704,6 @@ static int init_search(Search *s, const Instance *in, const Params *p, i64 capac
     return 0;
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-typedef struct {
-    Py_buffer view;
-    int held;
-} Array;
-
-static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
-{
-    if (PyObject_GetBuffer(object, &array->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-        return -1;
-    array->held = 1;
-    if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
-        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
-                     at_least);
-        return -1;
-    }
-    return 0;
-}
-
 PyDoc_STRVAR(decide_doc,
 "decide(n, sections, alignment, sizes, width, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx,\n"
 "       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop,\n"
@@ -756,16 +732,8 @@ static PyObject *decide(PyObject *self, PyObject *args)
                           &table_entries, &table_min_nodes))
         return NULL;
     Py_buffer stop_view;
-    const volatile char *stop = NULL;
-    if (stop_object != Py_None) {
-        if (PyObject_GetBuffer(stop_object, &stop_view, PyBUF_WRITABLE) < 0) return NULL;
-        if (stop_view.len < 1) {
-            PyBuffer_Release(&stop_view);
-            PyErr_SetString(PyExc_ValueError, "stop: expected a writable buffer of >= 1 byte");
-            return NULL;
-        }
-        stop = stop_view.buf;
-    }
+    const volatile char *stop;
+    if (get_stop(stop_object, &stop_view, &stop) < 0) return NULL;
     static const char *names[10] = {"sizes", "width", "start", "end", "nb_ptr", "nb_idx",
                                     "sec_ptr", "sec_idx", "totals", "cuts"};
     Py_ssize_t least[10] = {n + 1, n, n, n, n + 1, 0, sections + 1, 0, sections, 0};
@@ -860,17 +828,6 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"decide", decide, METH_VARARGS, decide_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_search_ext",
-    "The compiled core of the offsets search (see optplan.exact._search_core).", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__search_ext(void)
-{
-    return PyModule_Create(&module);
-}
+ONE_FUNCTION_MODULE(_search_ext,
+                    "The compiled core of the offsets search (see optplan.exact._search_core).",
+                    decide, decide_doc)

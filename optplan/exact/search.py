@@ -41,8 +41,8 @@ BEAM_WIDTH = 2000
 doubles after every :data:`BEAM_TRIES` beams that packed nothing."""
 BEAM_TRIES = 8
 """Beams (each in its own seeded order of ties) at one width before the width doubles: on
-MiniMalloc's D, 1 of 6 seeds packs the max breadth at width 2000, a failing beam empties in
-3-5 s (``bench/search_beam.py``)."""
+MiniMalloc's D, 5 of the seeds 0-5 at width 2000 pack the max breadth, in 18-22 s each
+(``bench/search_beam.py``; ``paper/results/search/beam.jsonl``)."""
 RANDOM_LEVEL_SECONDS = 60.0
 """The improve loop's random probes last :data:`IMPROVE_SLICE` seconds for their first
 ``RANDOM_LEVEL_SECONDS`` seconds, then twice as long for twice as long, and so on."""
@@ -145,17 +145,19 @@ class _Progress:
                 self.stop[0] = 1
 
     def beam(self, deadline: float | None) -> float:
-        """One beam at the bound (:mod:`optplan.exact.beam`, loop ``"beam"``); returns its
-        seconds. A packing there closes the gap. The k-th beam of the run (from 0, over both
-        loops) takes ties in the order of seed ``beam_seed + k`` and is :data:`BEAM_WIDTH`
-        states wide, doubled after every :data:`BEAM_TRIES` beams that found nothing. A beam
-        that empties proves nothing (result ``"emptied"``)."""
+        """One beam (:mod:`optplan.exact.beam`, loop ``"beam"``); returns its seconds. The
+        k-th beam of the run (from 0, over both loops) aims at the bound when k is even (a
+        packing there closes the gap) and at the middle of the gap when k is odd (a packing
+        there halves it), takes ties in the order of seed ``beam_seed + k`` and is
+        :data:`BEAM_WIDTH` states wide, doubled after every :data:`BEAM_TRIES` beams that
+        found nothing. A beam that empties proves nothing (result ``"emptied"``)."""
         with self.lock:
-            seed, failures = self.beam_seed + self.beams, self.beam_failures
+            k, failures = self.beams, self.beam_failures
             self.beams += 1
-        capacity = self.bound
+        step, low = granule(self.prep), self.bound
+        capacity = low if k % 2 == 0 else max(low, (low + self.high()) // 2 // step * step)
         found = beam(self.prep, capacity, BEAM_WIDTH * 2 ** (failures // BEAM_TRIES),
-                     seed=seed, deadline=deadline, stop=self.stop)
+                     seed=self.beam_seed + k, deadline=deadline, stop=self.stop)
         outcome = ("feasible" if isinstance(found.offsets, list) else
                    "timeout" if found.offsets is TIMEOUT else "emptied")
         with self.lock:
@@ -165,7 +167,7 @@ class _Progress:
         return found.seconds
 
     def beams_to(self, deadline: float) -> None:
-        """Beams at the bound until ``deadline`` or until the gap closes."""
+        """Beams (:meth:`beam`) until ``deadline`` or until the gap closes."""
         while not self.stop[0] and time.perf_counter() < deadline and (
                 self.bound <= self.high()):
             self.beam(deadline)
@@ -179,7 +181,7 @@ class _Progress:
         whether to probe it (no other loop does), to the deadline.
 
         The first sweep searches the plain static orders. After it, the loop spends half its
-        time on beams at the bound (:meth:`beam`). Every other probe searches a fresh random
+        time on beams (:meth:`beam`). Every other probe searches a fresh random
         order (:func:`jittered`, drawn from ``rng``). Probes last
         :data:`IMPROVE_SLICE` seconds; random probes double in length after
         :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
@@ -273,8 +275,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     (:data:`optplan.exact.budget.SPLIT`); with two
     (compiled engine) they run side by side in two threads until the incumbent meets the
     bound or time runs out, and with a time limit *prove* refutes for ``SPLIT.first_probe``
-    of it, then beam-searches for a packing at the bound (:meth:`_Progress.beam`) as the
-    improve loop does after its first sweep.
+    of it, then beam-searches for packings at and above the bound (:meth:`_Progress.beam`) as
+    the improve loop does after its first sweep.
 
     Parameters
     ----------
