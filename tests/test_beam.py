@@ -8,11 +8,16 @@ packings, so it packs exactly when the depth-first search does.
 
 from __future__ import annotations
 
+import csv
+import json
 import random
+from pathlib import Path
 
 import pytest
 
 from optplan import Instance, Status, solve, validate
+from optplan.analysis.load import read_jsonl
+from optplan.cli import main
 from optplan.exact._search_core import TIMEOUT, decide, prepare
 from optplan.exact.beam import beam
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
@@ -112,3 +117,27 @@ def test_search_proves_d_by_a_beam_at_its_bound(minimalloc_dir):
     beams = [probe for probe in result.info["probes"] if probe["loop"] == "beam"]
     assert beams and beams[-1]["result"] == "feasible" and beams[-1]["capacity"] == 986112
     assert {probe["result"] for probe in beams} <= {"feasible", "emptied", "timeout"}
+
+
+@pytest.mark.peer
+def test_the_committed_packing_of_j_beats_every_committed_run(minimalloc_dir, capsys):
+    # A beam (width 2000, tie-order seed 1) packed J at 998,400 bytes, 1 % above its max
+    # breadth, in 106 s (beam.jsonl); its packing is committed and `optplan validate` accepts
+    # it. Every committed run of the search on J, the 2400 s one included, ended above it.
+    results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
+    path = minimalloc_dir / "challenging" / "J.1048576.csv"
+    certificate = results / "J.998400.offsets.csv"
+    instance = read_minimalloc_csv(path)
+    offsets = [int(row["offset"]) for row in csv.DictReader(certificate.open())]
+    assert len(offsets) == len(instance)
+    assert main(["validate", str(path), str(certificate), "--problem", "offsets",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] and report["objective"] == 998400 > report["lower_bound"]
+    beams = [row for row in read_jsonl(results / "beam.jsonl") if row["instance"] == "J"]
+    assert {(row["capacity"], row["width"], row["seed"]) for row in beams
+            if row["result"] == "packed"} == {(998400, 2000, 1)}
+    runs = [row["after"] for row in read_jsonl(results / "minimalloc_before_after.jsonl")
+            + read_jsonl(results / "seeds.jsonl") if row["instance"] == "J"]
+    runs += [row for row in read_jsonl(results / "long_runs.jsonl") if row["instance"] == "J"]
+    assert len(runs) == 6 and min(run["objective"] for run in runs) > 998400
