@@ -180,8 +180,9 @@ class _Progress:
         the bound restarts at the top. Once only the bound itself is left, ``alone`` says
         whether to probe it (no other loop does), to the deadline.
 
-        The first sweep searches the plain static orders. After it, the loop spends half its
-        time on beams (:meth:`beam`). Every other probe searches a fresh random
+        The first sweep searches the plain static orders. After it, on the compiled engine,
+        the loop spends half its time on beams (:meth:`beam`; compiled only, so a run on the
+        Python reference stays pure Python). Every other probe searches a fresh random
         order (:func:`jittered`, drawn from ``rng``). Probes last
         :data:`IMPROVE_SLICE` seconds; random probes double in length after
         :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
@@ -204,7 +205,7 @@ class _Progress:
             if low > high or (low == high and not alone) or (
                     deadline is not None and now >= deadline):
                 break
-            if sweeps and beam_seconds <= random_seconds:
+            if sweeps and engine == "compiled" and beam_seconds <= random_seconds:
                 beam_seconds += self.beam(deadline)
                 continue
             if capacity is None or capacity > high:
