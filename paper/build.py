@@ -880,7 +880,8 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     instances (``long_runs.jsonl``'s rows, dicts) reached. A proven run names its time, its
     nodes and, when a random-order probe found the packing that met the bound, that probe's
     length and which draw from the seed its order was (the order replays from the seed); an
-    unproven run its arena and gap. The closed note names the instances packed at their max
+    unproven run its arena and gap. A beam that packed it is named with its width, length
+    and seed (it replays from those). The closed note names the instances packed at their max
     breadth, where the gap lay in the arena, not in the bound; the certificates are the
     packings of proven runs committed in ``folder`` as ``NAME.ARENA.offsets.csv``."""
     parts, closed, certificates = [], [], []
@@ -896,12 +897,16 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
             certificates.append(f"\\texttt{{{certificate}}}")
         closed += [name] if at_breadth else []
         probes = row.get("probes") or []
-        found = [i for i, probe in enumerate(probes) if probe["loop"] == "improve"
-                 and probe["result"] == "feasible" and probe["capacity"] == row["objective"]]
-        draw = random_draw(probes, found[-1]) if found else None
-        how = "" if draw is None else (
-            f": a probe of {probes[found[-1]]['seconds']:.2f}\\,s in random order "
-            f"{_thousands(draw)} drawn from seed {row.get('seed', 0)} packed it")
+        found = [probe for probe in probes
+                 if probe["result"] == "feasible" and probe["capacity"] == row["objective"]]
+        closing = found[-1] if found else {}
+        draw = (random_draw(probes, probes.index(closing))
+                if closing.get("loop") == "improve" else None)
+        how = (f": a beam {_thousands(closing['width'])} states wide, of "
+               f"{closing['seconds']:.1f}\\,s and tie-order seed {closing['seed']}, packed it"
+               if closing.get("loop") == "beam" else "" if draw is None else
+               f": a probe of {closing['seconds']:.2f}\\,s in random order "
+               f"{_thousands(draw)} drawn from seed {row.get('seed', 0)} packed it")
         parts.append(f"{name} is proven optimal"
                      + (" at its max breadth" if at_breadth else "")
                      + f", {_thousands(row['objective'])} bytes, after "

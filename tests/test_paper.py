@@ -394,8 +394,11 @@ def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
         arenas = [row["after"]["objective"] for rows_ in rows.values() for row in rows_
                   if row["instance"] == name]
         assert len(arenas) >= 2
-        assert (f"from {build._thousands(min(arenas))} to {build._thousands(max(arenas))} "
-                f"bytes on {name}") in macros["SearchSeedNote"]
+        proven = all(row["after"]["status"] == "OPTIMAL" for rows_ in rows.values()
+                     for row in rows_ if row["instance"] == name)
+        assert (f"{name} is proven optimal in all of them ({build._thousands(min(arenas))} "
+                f"bytes" if proven else f"from {build._thousands(min(arenas))} to "
+                f"{build._thousands(max(arenas))} bytes on {name}") in macros["SearchSeedNote"]
     run = {"status": "FEASIBLE", "objective": 110, "best_bound": 100}
     made = build.search_seed_macros(
         [{"instance": "Z", "after": run}, {"instance": "Y", "after": run}],
@@ -446,6 +449,15 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
                                 "breadth (Section~\\ref{sec:minimalloc}). ",
         "SearchLongSeed": "0, 2", "SearchLongCertificates": "\\texttt{Z.10.offsets.csv}"}
     assert build.search_long_macros([])["SearchLongClosedNote"] == ""
+    beam = {"loop": "beam", "result": "feasible", "capacity": 10, "seconds": 17.16,
+            "width": 2000, "seed": 4, "jittered": False}
+    closed_by_beam = build.search_long_macros([
+        {"instance": "X", "status": "OPTIMAL", "objective": 10, "lower_bound": 10,
+         "best_bound": 10, "gap": 0.0, "nodes": 18_100_000, "wall_time_s": 22.1, "seed": 0,
+         "probes": [probe | {"capacity": 12}, beam | {"result": "emptied"}, beam]}])
+    assert closed_by_beam["SearchLongNote"] == (
+        "X is proven optimal at its max breadth, 10 bytes, after 22\\,s and 18 million "
+        "nodes: a beam 2\\,000 states wide, of 17.2\\,s and tie-order seed 4, packed it")
     assert (PAPER / "results" / "search" / "D.986112.offsets.csv").is_file()
     assert macros["SearchLongCertificates"] == "\\texttt{D.986112.offsets.csv}"
 

@@ -27,8 +27,8 @@ from optplan.exact import _search_core
 from optplan.exact import search as search_module
 from optplan.exact._search_core import ENGINES, decide, jittered, prepare
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
-from optplan.exact.search import (TIMEOUT, SearchParams, pack, random_draw, replay_order,
-                                  search)
+from optplan.exact.search import (TIMEOUT, SearchParams, luby, pack, replay_order,
+                                  replay_probe, search)
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.model import OffsetsSolution, round_up
 from optplan.registry import methods
@@ -296,9 +296,10 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     # D is not proven in seconds: the improve loop's first sweep is in the plain orders, and
     # every probe after it in a random order drawn from the seed. Random probes double in
     # length by the time spent on them (here after 0.5 s, 1.5 s and 3.5 s of them). Beams at
-    # the bound take half the loop's time; narrow ones here.
+    # the bound take half the loop's time; here narrow ones (1-16 states), which do not pack D
+    # and stop the run early.
     monkeypatch.setattr(search_module, "RANDOM_LEVEL_SECONDS", 0.5)
-    monkeypatch.setattr(search_module, "BEAM_WIDTH", 20)
+    monkeypatch.setattr(search_module, "BEAM_WIDTH", 1)
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
     result = solve(instance, "search", "offsets", time_limit=10, workers=2, seed=3)
     assert result.valid and result.info["seed"] == 3
@@ -316,32 +317,43 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     assert any(probe["capacity"] == result.best_bound for probe in beams)
     assert any(probe["capacity"] > result.best_bound for probe in beams)
     assert all(probe["capacity"] >= result.best_bound for probe in beams)
+    # the k-th beam of the run (its seed is the run's seed << 20 plus k) is luby(k + 1) wide
+    ks = sorted(probe["seed"] - (3 << 20) for probe in beams)
+    assert ks == list(range(len(beams))) and len(beams) >= 7
+    assert all(probe["width"] == luby(probe["seed"] - (3 << 20) + 1) for probe in beams)
+    # the run's record replays each probe that ended in time (beams from their width and
+    # seed, random-order probes from their draw): the same result in the same nodes
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    probes = result.info["probes"]
+    ended = [i for i, probe in enumerate(probes) if probe["result"] != "timeout"]
+    assert {probes[i]["loop"] for i in ended} >= {"beam", "improve"}
+    for index in ended:
+        found, nodes = replay_probe(prep, result.seed, probes, index)
+        assert nodes == probes[index]["nodes"]
+        assert isinstance(found, list) == (probes[index]["result"] == "feasible")
 
 
 @pytest.mark.peer
 def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, capsys):
-    # The 2400 s run of D in long_runs.jsonl (seed 0) packed D at its max breadth in a random
-    # order, the n-th drawn from the seed for the improve loop's n-th random probe. The search
-    # in one order is deterministic: replayed without a time limit, that draw packs the same
-    # capacity in the same nodes, and the packing is the committed certificate, which
-    # `optplan validate` accepts with an arena equal to the lower bound: D is optimal.
+    # The 2400 s run of D in long_runs.jsonl (seed 0) packed D at its max breadth. Every probe
+    # of the search is deterministic given what its record keeps (a beam its width and seed,
+    # a random-order probe its draw from the run's seed): replayed without a time limit, the
+    # probe that closed the run packs the same capacity in the same nodes, and the packing is
+    # the committed certificate, which `optplan validate` accepts with an arena equal to the
+    # lower bound: D is optimal.
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
     runs = read_jsonl(results / "long_runs.jsonl")
     run = next(row for row in runs if row["instance"] == "D")
     assert run["status"] == "OPTIMAL" and run["objective"] == run["best_bound"]
     probes = run["probes"]
-    last = max(i for i, probe in enumerate(probes)
-               if probe["loop"] == "improve" and probe["result"] == "feasible")
-    draw = random_draw(probes, last)
-    assert probes[last]["capacity"] == run["objective"] and draw is not None
+    last = max(i for i, probe in enumerate(probes) if probe["result"] == "feasible")
+    assert probes[last]["capacity"] == run["objective"]
 
     path = minimalloc_dir / "challenging" / "D.1048576.csv"
     instance = read_minimalloc_csv(path)
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    stats = {"nodes": 0}
-    found = decide(replay_order(prep, run["seed"], draw), run["objective"] // prep.scale,
-                   SearchParams(), None, stats)
-    assert stats["nodes"] == probes[last]["nodes"]
+    found, nodes = replay_probe(prep, run["seed"], probes, last)
+    assert nodes == probes[last]["nodes"]
     certificate = results / "D.986112.offsets.csv"
     rows = list(csv.DictReader(certificate.open()))
     assert [int(row["offset"]) for row in rows] == [offset * prep.scale for offset in found]
@@ -491,3 +503,32 @@ def test_search_agrees_with_cpsat():
         assert theirs.status is Status.OPTIMAL
         assert ours.status is Status.OPTIMAL
         assert ours.objective == theirs.objective
+
+
+def test_luby_gives_every_power_of_two_the_same_total():
+    # Luby's sequence: 1, 1, 2, 1, 1, 2, 4, ...; over its first 2^k - 1 terms each power of two
+    # up to 2^(k-1) sums to the same total, so beams of every width get about the same time.
+    terms = [luby(i) for i in range(1, 2 ** 7)]
+    assert terms[:15] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+    totals = {power: sum(term for term in terms if term == power) for power in set(terms)}
+    assert sorted(totals) == [2 ** j for j in range(7)] and set(totals.values()) == {64}
+    with pytest.raises(ValueError, match="starts at 1"):
+        luby(0)
+
+
+def test_a_random_order_probe_replays_from_its_draw():
+    # The improve loop's n-th random probe searched the n-th order drawn from the run's seed:
+    # replay_probe rebuilds that order and decides the probe's capacity in it again.
+    prep = prepare(*zip(*[(i, i + 3, 1 + i % 4) for i in range(40)]))
+    capacity = 12
+    probes = [{"loop": "improve", "jittered": False, "capacity": capacity},
+              {"loop": "improve", "jittered": True, "capacity": capacity},
+              {"loop": "prove", "jittered": False, "capacity": capacity},
+              {"loop": "improve", "jittered": True, "capacity": capacity}]
+    stats = {"nodes": 0}
+    expected = decide(replay_order(prep, 7, 2), capacity, SearchParams(), None, stats)
+    assert replay_probe(prep, 7, probes, 3) == (expected, stats["nodes"])
+    stats = {"nodes": 0}
+    plain = decide(prep, capacity, SearchParams(), None, stats)
+    assert replay_probe(prep, 7, probes, 2) == (plain, stats["nodes"])
+    assert replay_order(prep, 7, 2).width != prep.width

@@ -31,10 +31,11 @@ typedef struct {
 } Problem;
 
 /* One level of the beam: per state, its section floors, unplaced sums per section, placed
- * mask, lowest offsets of its unplaced buffers (-1 when placed) and its path back. */
+ * mask, lowest offsets of its unplaced buffers (-1 when placed) and, per section, the least
+ * lowest offset of its unplaced members (-1 when it has none). */
 typedef struct {
     i64 count;
-    i64 *floor, *unplaced, *lowest;
+    i64 *floor, *unplaced, *lowest, *least;
     uint64_t *placed;
 } Level;
 
@@ -70,8 +71,10 @@ static int level_alloc(Level *level, const Problem *p, i64 width)
     level->floor = malloc((size_t)(width * p->sections) * sizeof(i64));
     level->unplaced = malloc((size_t)(width * p->sections) * sizeof(i64));
     level->lowest = malloc((size_t)(width * p->n) * sizeof(i64));
+    level->least = malloc((size_t)(width * p->sections) * sizeof(i64));
     level->placed = malloc((size_t)(width * p->words) * sizeof(uint64_t));
-    return level->floor && level->unplaced && level->lowest && level->placed ? 0 : -1;
+    return level->floor && level->unplaced && level->lowest && level->least && level->placed
+               ? 0 : -1;
 }
 
 static void level_free(Level *level)
@@ -79,12 +82,24 @@ static void level_free(Level *level)
     free(level->floor);
     free(level->unplaced);
     free(level->lowest);
+    free(level->least);
     free(level->placed);
 }
 
 static int is_placed(const uint64_t *placed, i64 b)
 {
     return (int)(placed[b >> 6] >> (b & 63) & 1);
+}
+
+/* The least lowest offset of section s's unplaced members (-1 when there is none). */
+static i64 section_least(const Problem *p, const i64 *lowest, i64 s)
+{
+    i64 least = -1;
+    for (i64 j = p->sec_ptr[s]; j < p->sec_ptr[s + 1]; j++) {
+        i64 x = p->sec_idx[j];
+        if (lowest[x] >= 0 && (least < 0 || lowest[x] < least)) least = lowest[x];
+    }
+    return least;
 }
 
 /* Lowest offsets of the unplaced buffers of a state (-1 for placed ones). */
@@ -103,12 +118,49 @@ static void lowest_offsets(const Problem *p, const i64 *floor, const uint64_t *p
     }
 }
 
+/* Per section of each state of a level: how many unplaced members hold its least lowest
+ * offset, and the next larger lowest offset among them (-1: none). */
+static void least_counts(const Problem *p, const i64 *lowest, const i64 *least, i64 *count,
+                         i64 *second)
+{
+    for (i64 s = 0; s < p->sections; s++) {
+        i64 holders = 0, next = -1;
+        for (i64 j = p->sec_ptr[s]; j < p->sec_ptr[s + 1]; j++) {
+            i64 value = lowest[p->sec_idx[j]];
+            if (value < 0) continue;
+            if (value == least[s]) holders++;
+            else if (next < 0 || value < next) next = value;
+        }
+        count[s] = holders;
+        second[s] = next;
+    }
+}
+
+/* Scratch rows of make_child, stamped with ``tag`` (one per child): b's neighbours, and per
+ * section how many holders of its least lowest offset the child moved and whether one of
+ * them was raised (not b). */
+typedef struct {
+    i64 tag, *mark, *moved_tag, *moved;
+    char *raised;
+} Scratch;
+
 /* Builds the child (state, b at offset) into the given rows; returns its rank score, or -1
- * when the unplaced floor rules it out. ``mark`` flags b's neighbours (stamp ``tag``). */
+ * when the unplaced floor rules it out. ``count`` and ``second`` are the state's rows of
+ * :c:func:`least_counts`.
+ *
+ * The child lifts every lowest offset to at least ``offset`` and b's neighbours' to b's top;
+ * every section floor is at least ``offset`` too, so a section's least lowest offset changes
+ * beyond that lift only when the child moved every holder of it (b, or raised neighbours).
+ * Then the next larger offset is the new least, or the top a holder was raised to, whichever
+ * is lower, unless raised neighbours may hold that next offset too: only then is the section
+ * scanned again. */
 static double make_child(const Problem *p, const Level *from, i64 state, i64 b, i64 offset,
                          i64 *floor, i64 *unplaced, uint64_t *placed, i64 *lowest,
-                         i64 *mark, i64 tag)
+                         i64 *least, const i64 *count, const i64 *second, Scratch *scratch)
 {
+    const i64 tag = ++scratch->tag;
+    i64 *mark = scratch->mark, *moved_tag = scratch->moved_tag, *moved = scratch->moved;
+    char *raised_one = scratch->raised;
     const i64 S = p->sections, *f = from->floor + state * S, *u = from->unplaced + state * S;
     const i64 top = offset + p->sizes[b], raised = round_up(top, p->alignment);
     for (i64 s = 0; s < S; s++) {
@@ -122,7 +174,7 @@ static double make_child(const Problem *p, const Level *from, i64 state, i64 b, 
     memcpy(placed, from->placed + state * p->words, (size_t)p->words * sizeof(uint64_t));
     placed[b >> 6] |= (uint64_t)1 << (b & 63);
     for (i64 j = p->nb_ptr[b]; j < p->nb_ptr[b + 1]; j++) mark[p->nb_idx[j]] = tag;
-    const i64 *low = from->lowest + state * p->n;
+    const i64 *low = from->lowest + state * p->n, *held = from->least + state * S;
     for (i64 x = 0; x < p->n; x++) {
         if (x == b || low[x] < 0) {
             lowest[x] = -1;
@@ -131,14 +183,33 @@ static double make_child(const Problem *p, const Level *from, i64 state, i64 b, 
         i64 at_least = mark[x] == tag ? raised : offset;
         lowest[x] = low[x] > at_least ? low[x] : at_least;
     }
+    for (i64 j = p->nb_ptr[b] - 1; j < p->nb_ptr[b + 1]; j++) {
+        i64 x = j < p->nb_ptr[b] ? b : p->nb_idx[j];  /* b itself, then its neighbours */
+        if (low[x] < 0 || (x != b && low[x] >= raised)) continue;
+        for (i64 s = p->start[x]; s < p->end[x]; s++) {
+            if (low[x] != held[s]) continue;
+            if (moved_tag[s] != tag) {
+                moved_tag[s] = tag;
+                moved[s] = 0;
+                raised_one[s] = 0;
+            }
+            moved[s]++;
+            raised_one[s] |= x != b;
+        }
+    }
     double waste = 0.0, area = 0.0;
     for (i64 s = 0; s < S; s++) {
-        i64 least = -1;  /* the least lowest offset of an unplaced member */
-        for (i64 j = p->sec_ptr[s]; j < p->sec_ptr[s + 1]; j++) {
-            i64 x = p->sec_idx[j];
-            if (lowest[x] >= 0 && (least < 0 || lowest[x] < least)) least = lowest[x];
+        i64 at = held[s];
+        if (moved_tag[s] == tag && moved[s] == count[s]) {  /* every holder moved */
+            if (second[s] >= 0 && second[s] < raised) {
+                at = section_least(p, lowest, s);
+            } else {
+                at = second[s];
+                if (raised_one[s] && (at < 0 || raised < at)) at = raised;
+            }
         }
-        i64 effective = least > floor[s] ? least : floor[s];
+        least[s] = at < 0 ? -1 : at > offset ? at : offset;
+        i64 effective = least[s] > floor[s] ? least[s] : floor[s];
         if (effective + unplaced[s] > p->capacity) return -1.0;
         i64 filled = p->totals[s] - unplaced[s];
         waste += (double)(effective - filled) * p->weight[s];
@@ -179,12 +250,18 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
     i64 *chosen = malloc((size_t)(n * width) * sizeof(i64));
     i64 *at = malloc((size_t)(n * width) * sizeof(i64));
     i64 *mark = calloc((size_t)n, sizeof(i64)), *kept = calloc((size_t)width, sizeof(i64));
+    i64 *moved_tag = calloc((size_t)S, sizeof(i64)), *moved = calloc((size_t)S, sizeof(i64));
+    char *raised = calloc((size_t)S, 1), *counted = calloc((size_t)width, 1);
+    i64 *holders = malloc((size_t)(width * S) * sizeof(i64));  /* least_counts per state */
+    i64 *next_least = malloc((size_t)(width * S) * sizeof(i64));
+    Scratch scratch = {0, mark, moved_tag, moved, raised};
     size_t capacity = (size_t)pool;
     Child *children = malloc(capacity * sizeof(Child));
     double *score = calloc((size_t)width, sizeof(double));  /* running scores of a level */
     Level pooled;
     memset(&pooled, 0, sizeof(pooled));
-    if (!parent || !chosen || !at || !mark || !kept || !children || !score ||
+    if (!parent || !chosen || !at || !mark || !moved_tag || !moved || !raised || !counted ||
+        !holders || !next_least || !kept || !children || !score ||
         level_alloc(&levels[0], p, width) < 0 || level_alloc(&levels[1], p, width) < 0 ||
         level_alloc(&pooled, p, pool) < 0)
         goto done;
@@ -194,7 +271,7 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
     memcpy(current->unplaced, p->totals, (size_t)S * sizeof(i64));
     memset(current->placed, 0, (size_t)p->words * sizeof(uint64_t));
     lowest_offsets(p, current->floor, current->placed, current->lowest);
-    i64 tag = 0;
+    for (i64 s = 0; s < S; s++) current->least[s] = section_least(p, current->lowest, s);
     for (i64 depth = 0; depth < n; depth++) {
         if ((deadline >= 0 && now_seconds() > deadline) || (stop && *stop)) {
             status = BEAM_STOPPED;
@@ -240,12 +317,21 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
         if (count > (size_t)pool) count = (size_t)pool;
         /* Build the best ``pool`` children; rank them by the waste they force. */
         size_t built = 0;
+        memset(counted, 0, (size_t)current->count);
         for (size_t c = 0; c < count; c++) {
             Child child = children[c];
+            if (!counted[child.state]) {
+                counted[child.state] = 1;
+                least_counts(p, current->lowest + child.state * n,
+                             current->least + child.state * S, holders + child.state * S,
+                             next_least + child.state * S);
+            }
             double forced = make_child(p, current, child.state, child.buffer, child.offset,
                                        pooled.floor + built * S, pooled.unplaced + built * S,
                                        pooled.placed + built * p->words,
-                                       pooled.lowest + built * n, mark, ++tag);
+                                       pooled.lowest + built * n, pooled.least + built * S,
+                                       holders + child.state * S,
+                                       next_least + child.state * S, &scratch);
             if (forced < 0) continue;
             child.hash = state_hash(p, pooled.floor + built * S,
                                     pooled.placed + built * p->words);
@@ -275,6 +361,7 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
             memcpy(next->unplaced + taken * S, pooled.unplaced + row * S,
                    (size_t)S * sizeof(i64));
             memcpy(next->lowest + taken * n, pooled.lowest + row * n, (size_t)n * sizeof(i64));
+            memcpy(next->least + taken * S, pooled.least + row * S, (size_t)S * sizeof(i64));
             memcpy(next->placed + taken * p->words, pooled.placed + row * p->words,
                    (size_t)p->words * sizeof(uint64_t));
             score[taken] = child->running;
@@ -302,6 +389,12 @@ done:
     free(chosen);
     free(at);
     free(mark);
+    free(moved_tag);
+    free(moved);
+    free(raised);
+    free(counted);
+    free(holders);
+    free(next_least);
     free(kept);
     free(children);
     level_free(&levels[0]);

@@ -31,18 +31,20 @@ from optplan.problems import Problem
 from optplan.registry import register
 from optplan.result import SolverOutcome
 
-__all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS", "random_draw", "replay_order"]
+__all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS", "random_draw", "replay_order",
+           "replay_probe"]
 
 SOLVER = "optplan-search"
 IMPROVE_SLICE = 0.1
 """Seconds of the first probes below the incumbent (see :meth:`_Progress.improve`)."""
-BEAM_WIDTH = 2000
-"""States per level of the improve loop's first beams (:mod:`optplan.exact.beam`); the width
-doubles after every :data:`BEAM_TRIES` beams that packed nothing."""
-BEAM_TRIES = 8
-"""Beams (each in its own seeded order of ties) at one width before the width doubles: on
-MiniMalloc's D, 5 of the seeds 0-5 at width 2000 pack the max breadth, in 18-22 s each
-(``bench/search_beam.py``; ``paper/results/search/beam.jsonl``)."""
+BEAM_WIDTH = 250
+"""States per level of the narrowest beams (:mod:`optplan.exact.beam`): the k-th beam of a
+run is ``BEAM_WIDTH * luby(k + 1)`` wide (:func:`luby`), each in its own seeded order of ties,
+so that every width gets about as much time as every other. Which width packs soonest
+depends on the instance: at MiniMalloc's D's max breadth one beam in 19 of width 200 packs
+(8.4 s of beams per packing), one in 6 of width 2000 (about 17 s per packing), and J, 1 %
+above its max breadth, needs width 2000 (``bench/search_beam.py``;
+``paper/results/search/beam.jsonl``)."""
 RANDOM_LEVEL_SECONDS = 60.0
 """The improve loop's random probes last :data:`IMPROVE_SLICE` seconds for their first
 ``RANDOM_LEVEL_SECONDS`` seconds, then twice as long for twice as long, and so on."""
@@ -106,6 +108,22 @@ def pack(instance: Instance, capacity: int, params: SearchParams = SearchParams(
     return tuple(offset * prep.scale for offset in result)
 
 
+def luby(i: int) -> int:
+    """The i-th term (from 1) of Luby's restart sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ...:
+    the powers of two, each as often in total (weighted by its value) as every smaller one.
+
+    >>> [luby(i) for i in range(1, 16)]
+    [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+    """
+    if i < 1:
+        raise ValueError(f"Luby's sequence starts at 1, got {i}")
+    while True:
+        k = i.bit_length()
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
+
+
 class _Progress:
     """The probes of one run and the state its probing loops share (one thread each with two
     workers): the incumbent and the proven bound live in the :class:`ExactRun`; ``bound`` is
@@ -113,7 +131,7 @@ class _Progress:
 
     def __init__(self, run: ExactRun, prep: Prepared, bound: int, beam_seed: int = 0):
         self.run, self.prep, self.bound = run, prep, bound
-        self.beam_seed, self.beams, self.beam_failures = beam_seed, 0, 0
+        self.beam_seed, self.beams = beam_seed, 0
         self.probes: list[dict] = []
         self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
         self.lock = threading.Lock()
@@ -128,8 +146,9 @@ class _Progress:
         return (self.run.objective - 1) // self.prep.scale // step * step
 
     def record(self, loop: str, capacity: int, result: str, seconds: float, nodes: int,
-               offsets, jittered: bool = False) -> None:
-        """Book one probe: a packing is a candidate incumbent, a refutation raises the bound."""
+               offsets, jittered: bool = False, **replay) -> None:
+        """Book one probe: a packing is a candidate incumbent, a refutation raises the bound.
+        ``replay`` (a beam's ``width`` and ``seed``) is kept in the probe's record."""
         scale, run = self.prep.scale, self.run
         with self.lock:
             if result == "feasible":
@@ -140,7 +159,7 @@ class _Progress:
             run.raise_bound(min(self.bound * scale, run.objective))
             self.probes.append({"capacity": capacity * scale, "result": result,
                                 "seconds": round(seconds, 6), "nodes": nodes, "loop": loop,
-                                "jittered": jittered})
+                                "jittered": jittered} | replay)
             if run.meets_bound():
                 self.stop[0] = 1
 
@@ -149,21 +168,21 @@ class _Progress:
         k-th beam of the run (from 0, over both loops) aims at the bound when k is even (a
         packing there closes the gap) and at the middle of the gap when k is odd (a packing
         there halves it), takes ties in the order of seed ``beam_seed + k`` and is
-        :data:`BEAM_WIDTH` states wide, doubled after every :data:`BEAM_TRIES` beams that
-        found nothing. A beam that empties proves nothing (result ``"emptied"``)."""
+        ``BEAM_WIDTH * luby(k + 1)`` states wide (:data:`BEAM_WIDTH`). A beam that empties
+        proves nothing (result ``"emptied"``). Its probe
+        record keeps its ``width`` and ``seed``: the beam is deterministic given those and the
+        capacity, so the record replays it."""
         with self.lock:
-            k, failures = self.beams, self.beam_failures
+            k = self.beams
             self.beams += 1
         step, low = granule(self.prep), self.bound
         capacity = low if k % 2 == 0 else max(low, (low + self.high()) // 2 // step * step)
-        found = beam(self.prep, capacity, BEAM_WIDTH * 2 ** (failures // BEAM_TRIES),
-                     seed=self.beam_seed + k, deadline=deadline, stop=self.stop)
+        width, seed = BEAM_WIDTH * luby(k + 1), self.beam_seed + k
+        found = beam(self.prep, capacity, width, seed=seed, deadline=deadline, stop=self.stop)
         outcome = ("feasible" if isinstance(found.offsets, list) else
                    "timeout" if found.offsets is TIMEOUT else "emptied")
-        with self.lock:
-            self.beam_failures += outcome != "feasible"
         self.record("beam", capacity, outcome, found.seconds, found.children,
-                    found.offsets if outcome == "feasible" else None)
+                    found.offsets if outcome == "feasible" else None, width=width, seed=seed)
         return found.seconds
 
     def beams_to(self, deadline: float) -> None:
@@ -259,6 +278,25 @@ def replay_order(prep: Prepared, seed: int, draw: int) -> Prepared:
     return order
 
 
+def replay_probe(prep: Prepared, seed: int, probes: list[dict], index: int,
+                 params: SearchParams = SearchParams()) -> tuple[object, int]:
+    """Search ``probes[index]`` of a run of ``prep`` with ``seed`` (``probes``: the run's
+    ``info["probes"]``, switches ``params``) again, without a time limit: returns what it
+    finds (scaled offsets, ``None`` for a refutation) and its nodes, which equal the
+    record's for a probe that ended before its time did. A beam replays from its recorded
+    width and seed, a probe in the plain orders in them, a random-order one in the order
+    :func:`replay_order` rebuilds. A probe that ran out of time may run for long."""
+    probe = probes[index]
+    capacity = probe["capacity"] // prep.scale
+    if probe["loop"] == "beam":
+        found = beam(prep, capacity, probe["width"], seed=probe["seed"])
+        return found.offsets, found.children
+    draw = random_draw(probes, index)
+    stats = {"nodes": 0}
+    order = prep if draw is None else replay_order(prep, seed, draw)
+    return decide(order, capacity, params, None, stats), stats["nodes"]
+
+
 @register("search", Problem.OFFSETS, kind="exact",
           reference="MiniMalloc (Moffitt, ASPLOS'23), google/minimalloc src/solver.cc")
 def search(instance: Instance, *, time_limit: float | None = None, workers: int | None = None,
@@ -305,8 +343,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     SolverOutcome
         ``OPTIMAL`` only when the incumbent's arena (rounded up to the alignment) equals the
         proven bound; otherwise ``FEASIBLE`` with the proven bound. ``info`` holds ``nodes``,
-        ``probes`` (loop, capacity, result, seconds, nodes each), ``time_limit``, ``workers``,
-        ``engine`` and the switches.
+        ``probes`` (loop, capacity, result, seconds, nodes each; a beam's width and seed
+        too), ``time_limit``, ``workers``, ``engine`` and the switches.
 
     Examples
     --------
