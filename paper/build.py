@@ -858,6 +858,16 @@ def ranged(parts: list[str], names: list[str]) -> list[str]:
     return [("the arenas range " if i == first else "") + part for i, part in enumerate(parts)]
 
 
+def closing_probe(run: dict) -> dict:
+    """The probe of a proven run (a search result's dict with ``probes``) whose packing met
+    the bound: the last packing at the run's arena; ``{}`` for a run that is not proven."""
+    if run.get("status") != "OPTIMAL":
+        return {}
+    found = [probe for probe in run.get("probes") or ()
+             if probe["result"] == "feasible" and probe["capacity"] == run["objective"]]
+    return found[-1] if found else {}
+
+
 def search_beam_macros(before_after) -> dict[str, str]:
     """``SearchBeamNote``: the instances whose compiled run (``after`` of
     ``bench/search.py``'s rows) a beam closed, with a packing at the proven bound, and when,
@@ -865,10 +875,7 @@ def search_beam_macros(before_after) -> dict[str, str]:
     closed = []
     for row in before_after:
         run = row.get("after") or {}
-        beams = [probe for probe in run.get("probes") or () if probe["loop"] == "beam"]
-        if run.get("status") == "OPTIMAL" and any(
-                probe["result"] == "feasible" and probe["capacity"] == run["best_bound"]
-                for probe in beams):
+        if closing_probe(run).get("loop") == "beam":
             closed.append(f"{row['instance']} after {run['wall_time_s']:.1f}\\,s")
     return {"SearchBeamNote": ("a beam at the bound closed " + _words(closed)) if closed
             else "no beam closed an instance"}
@@ -897,9 +904,7 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
             certificates.append(f"\\texttt{{{certificate}}}")
         closed += [name] if at_breadth else []
         probes = row.get("probes") or []
-        found = [probe for probe in probes
-                 if probe["result"] == "feasible" and probe["capacity"] == row["objective"]]
-        closing = found[-1] if found else {}
+        closing = closing_probe(row)
         draw = (random_draw(probes, probes.index(closing))
                 if closing.get("loop") == "improve" else None)
         how = (f": a beam {_thousands(closing['width'])} states wide, of "

@@ -141,7 +141,7 @@ static void least_counts(const Problem *p, const i64 *lowest, const i64 *least, 
  * them was raised (not b). */
 typedef struct {
     i64 tag, *mark, *moved_tag, *moved;
-    char *raised;
+    char *raised_one;
 } Scratch;
 
 /* Builds the child (state, b at offset) into the given rows; returns its rank score, or -1
@@ -160,7 +160,7 @@ static double make_child(const Problem *p, const Level *from, i64 state, i64 b, 
 {
     const i64 tag = ++scratch->tag;
     i64 *mark = scratch->mark, *moved_tag = scratch->moved_tag, *moved = scratch->moved;
-    char *raised_one = scratch->raised;
+    char *raised_one = scratch->raised_one;
     const i64 S = p->sections, *f = from->floor + state * S, *u = from->unplaced + state * S;
     const i64 top = offset + p->sizes[b], raised = round_up(top, p->alignment);
     for (i64 s = 0; s < S; s++) {
@@ -251,16 +251,16 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
     i64 *at = malloc((size_t)(n * width) * sizeof(i64));
     i64 *mark = calloc((size_t)n, sizeof(i64)), *kept = calloc((size_t)width, sizeof(i64));
     i64 *moved_tag = calloc((size_t)S, sizeof(i64)), *moved = calloc((size_t)S, sizeof(i64));
-    char *raised = calloc((size_t)S, 1), *counted = calloc((size_t)width, 1);
+    char *raised_one = calloc((size_t)S, 1), *counted = calloc((size_t)width, 1);
     i64 *holders = malloc((size_t)(width * S) * sizeof(i64));  /* least_counts per state */
     i64 *next_least = malloc((size_t)(width * S) * sizeof(i64));
-    Scratch scratch = {0, mark, moved_tag, moved, raised};
+    Scratch scratch = {0, mark, moved_tag, moved, raised_one};
     size_t capacity = (size_t)pool;
     Child *children = malloc(capacity * sizeof(Child));
     double *score = calloc((size_t)width, sizeof(double));  /* running scores of a level */
     Level pooled;
     memset(&pooled, 0, sizeof(pooled));
-    if (!parent || !chosen || !at || !mark || !moved_tag || !moved || !raised || !counted ||
+    if (!parent || !chosen || !at || !mark || !moved_tag || !moved || !raised_one || !counted ||
         !holders || !next_least || !kept || !children || !score ||
         level_alloc(&levels[0], p, width) < 0 || level_alloc(&levels[1], p, width) < 0 ||
         level_alloc(&pooled, p, pool) < 0)
@@ -391,7 +391,7 @@ done:
     free(mark);
     free(moved_tag);
     free(moved);
-    free(raised);
+    free(raised_one);
     free(counted);
     free(holders);
     free(next_least);

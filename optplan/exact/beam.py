@@ -31,8 +31,9 @@ members. A child lifts every lowest offset to at least its offset, and its neigh
 top, so a section's least changes beyond that lift only when every member holding it moved;
 the parent's count of holders and next larger offset then give the new least, and only
 sections whose next offset may have moved too are scanned again. Built so, the beams search
-the same states as with a full scan of every section, 1.9x (J, width 2000) to 2.5x (D,
-width 700) faster. Everything is in the search's scaled integers.
+the same states as with a full scan of every section, faster: J's beam 1 % above its max
+breadth (width 2000, seed 1) in 56.3 s instead of 106.1 s, D's at width 700 in 1.9 and
+4.0 s instead of 3.7 and 6.2 s. Everything is in the search's scaled integers.
 """
 
 from __future__ import annotations

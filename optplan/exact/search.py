@@ -41,8 +41,8 @@ BEAM_WIDTH = 250
 """States per level of the narrowest beams (:mod:`optplan.exact.beam`): the k-th beam of a
 run is ``BEAM_WIDTH * luby(k + 1)`` wide (:func:`luby`), each in its own seeded order of ties,
 so that every width gets about as much time as every other. Which width packs soonest
-depends on the instance: at MiniMalloc's D's max breadth one beam in 19 of width 200 packs
-(8.4 s of beams per packing), one in 6 of width 2000 (about 17 s per packing), and J, 1 %
+depends on the instance: at MiniMalloc's D's max breadth 8 of 150 beams of width 200 pack
+(8.4 s of beams per packing), 5 of 6 of width 2000 (about 21 s per packing), and J, 1 %
 above its max breadth, needs width 2000 (``bench/search_beam.py``;
 ``paper/results/search/beam.jsonl``)."""
 RANDOM_LEVEL_SECONDS = 60.0
@@ -169,9 +169,9 @@ class _Progress:
         packing there closes the gap) and at the middle of the gap when k is odd (a packing
         there halves it), takes ties in the order of seed ``beam_seed + k`` and is
         ``BEAM_WIDTH * luby(k + 1)`` states wide (:data:`BEAM_WIDTH`). A beam that empties
-        proves nothing (result ``"emptied"``). Its probe
-        record keeps its ``width`` and ``seed``: the beam is deterministic given those and the
-        capacity, so the record replays it."""
+        proves nothing (result ``"emptied"``). Its probe record keeps its ``width`` and
+        ``seed``: the beam is deterministic given those and the capacity, so the record
+        replays it (:func:`replay_probe`)."""
         with self.lock:
             k = self.beams
             self.beams += 1
