@@ -12,12 +12,16 @@ at the whole instance's max breadth for at most ``--probe-seconds``:
   a packing at the max breadth has the least room.
 
 A subset it packs gives nothing; a subset it refutes raises the bound one granule above max
-breadth. The tables say, per width, how many windows packed, were refuted, or stayed open at
-the time limit, and per slack what its subset did.
+breadth. A subset the depth-first probe leaves open may still pack: with ``--beam-seconds``
+it then gets beams of the search (:mod:`optplan.exact.beam`, widths and seeds as a run of
+``search`` takes them) for up to that long, and a beam's packing (validated) counts as
+packed, with its width and seed in the row. The tables say, per width, how many windows
+packed (how many by a beam), were refuted, or stayed open, and per slack what its subset did.
 
     python bench/search_windows.py --instances D,J
     python bench/search_windows.py --instances D --widths 48,56,64 --probe-seconds 30
     python bench/search_windows.py --instances J --slacks 5,6,7 --widths 8
+    python bench/search_windows.py --instances D,J --beam-seconds 120
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ import sys
 import time
 
 from optplan.exact._search_core import TIMEOUT, decide, prepare
+from optplan.exact.beam import beam
+from optplan.exact.search import BEAM_WIDTH, luby
+from optplan.model import Instance, OffsetsSolution
+from optplan.validate import validate_offsets
 
 from search import (  # bench/search.py: the script's folder is on sys.path
     suite_files, suite_instances, suite_parser)
@@ -44,21 +52,61 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "(default: %(default)s)")
     parser.add_argument("--probe-seconds", type=float, default=3.0,
                         help="time limit of each subset's probe (default: %(default)s)")
+    parser.add_argument("--beam-seconds", type=float, default=0.0,
+                        help="time for beams on each subset the probe leaves open "
+                             "(default: %(default)s, no beams)")
     return parser.parse_args(argv)
 
 
-def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: float) -> dict:
+def checked_packing(part: Instance, sub, offsets, capacity_bytes: int) -> None:
+    """Raise unless the scaled ``offsets`` of ``sub`` pack ``part`` within ``capacity_bytes``
+    (the independent validator)."""
+    solution = OffsetsSolution.from_offsets(part, [o * sub.scale for o in offsets])
+    problems = validate_offsets(part, solution)
+    if problems or solution.arena_size > capacity_bytes:
+        raise RuntimeError(f"an invalid packing of a subset: {problems}")
+
+
+def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> dict | None:
+    """Beams on ``sub`` at ``capacity_bytes`` for up to ``seconds``, the k-th (from 0)
+    ``BEAM_WIDTH * luby(k + 1)`` wide with tie-order seed k, as a run of ``search`` has them:
+    the first that packs (its width, seed and the seconds of all beams so far), or None."""
+    began = time.perf_counter()
+    deadline, k = began + seconds, 0
+    while time.perf_counter() < deadline:
+        width = BEAM_WIDTH * luby(k + 1)
+        found = beam(sub, capacity_bytes // sub.scale, width, seed=k, deadline=deadline)
+        if isinstance(found.offsets, list):
+            checked_packing(part, sub, found.offsets, capacity_bytes)
+            return {"beam_width": width, "beam_seed": k,
+                    "beam_seconds": round(time.perf_counter() - began, 4)}
+        k += 1
+    return None
+
+
+def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: float,
+                  beam_seconds: float = 0.0) -> dict:
     """The buffers ``chosen`` of ``instance`` (whole lifetimes) decided at ``capacity_bytes``:
-    packed, refuted or open (time limit), with tensors, time and nodes."""
-    sub = prepare([instance.first_ops[i] for i in chosen], [instance.last_ops[i] for i in chosen],
-                  [instance.sizes[i] for i in chosen], instance.alignment)
+    packed, refuted or open (time limit), with tensors, time and nodes; a subset left open
+    gets beams for up to ``beam_seconds`` (:func:`beams_on`; a packing found so is
+    ``packed`` with the beam's ``beam_width``, ``beam_seed`` and ``beam_seconds``)."""
+    part = Instance.from_tuples([(instance.first_ops[i], instance.last_ops[i], instance.sizes[i])
+                                 for i in chosen], alignment=instance.alignment)
+    sub = prepare(part.first_ops, part.last_ops, part.sizes, part.alignment)
     stats = {"nodes": 0}
     began = time.perf_counter()
     # Tops of lowest-offset packings are sums of sizes, multiples of the subset's scale.
     answer = decide(sub, capacity_bytes // sub.scale, deadline=began + seconds, stats=stats)
     result = "open" if answer is TIMEOUT else "refuted" if answer is None else "packed"
-    return {"tensors": len(chosen), "result": result,
-            "seconds": round(time.perf_counter() - began, 4), "nodes": stats["nodes"]}
+    row = {"tensors": len(chosen), "result": result,
+           "seconds": round(time.perf_counter() - began, 4), "nodes": stats["nodes"]}
+    if result == "packed":
+        checked_packing(part, sub, answer, capacity_bytes)
+    elif result == "open" and beam_seconds > 0:
+        packed = beams_on(part, sub, capacity_bytes, beam_seconds)
+        if packed:
+            row |= {"result": "packed"} | packed
+    return row
 
 
 def live_in(prep, sections) -> list[int]:
@@ -68,12 +116,12 @@ def live_in(prep, sections) -> list[int]:
 
 
 def probe_window(instance, prep, start: int, width: int, capacity_bytes: int,
-                 seconds: float) -> dict:
+                 seconds: float, beam_seconds: float = 0.0) -> dict:
     """The buffers live in sections ``[start, start + width)`` of ``prep``."""
     chosen = [i for i in range(len(prep.sizes))
               if prep.section_start[i] < start + width and start < prep.section_end[i]]
     return {"start": start, "width": width} | probe_buffers(instance, chosen, capacity_bytes,
-                                                            seconds)
+                                                            seconds, beam_seconds)
 
 
 def section_breadths(prep) -> list[int]:
@@ -82,14 +130,19 @@ def section_breadths(prep) -> list[int]:
 
 
 def probe_tight(instance, prep, slack_percent: float, capacity_bytes: int,
-                seconds: float) -> dict:
+                seconds: float, beam_seconds: float = 0.0) -> dict:
     """The buffers live in the sections whose breadth is within ``slack_percent`` of the max
     breadth (all in scaled units)."""
     breadths = section_breadths(prep)
     least = max(breadths) * (1 - slack_percent / 100)
     sections = {k for k, breadth in enumerate(breadths) if breadth >= least}
     return {"slack_percent": slack_percent, "sections": len(sections)} | probe_buffers(
-        instance, live_in(prep, sections), capacity_bytes, seconds)
+        instance, live_in(prep, sections), capacity_bytes, seconds, beam_seconds)
+
+
+def row_seconds(row: dict) -> float:
+    """A subset's probe and beam seconds."""
+    return row["seconds"] + row.get("beam_seconds", 0.0)
 
 
 def numbers(text: str, convert, valid) -> list | None:
@@ -136,34 +189,42 @@ def main(argv=None) -> int:
          "positive section counts, e.g. 8,16"),
         ("--slacks", args.slacks, float, lambda slack: 0 <= slack <= 100,
          "percents from 0 to 100, e.g. 0,2.5"),
-        probe_seconds_option(args.probe_seconds))
+        probe_seconds_option(args.probe_seconds),
+        ("--beam-seconds", f"{args.beam_seconds:g}", float, lambda limit: limit >= 0,
+         "a time limit >= 0"))
     if not files or options is None:
         return 2 if files else 0
-    widths, slacks, _ = options
-    print(f"subset relaxations at max breadth, at most {args.probe_seconds:g} s per subset")
+    widths, slacks, _, _ = options
+    beam_seconds = args.beam_seconds
+    print(f"subset relaxations at max breadth, at most {args.probe_seconds:g} s per subset"
+          + (f", then beams for at most {beam_seconds:g} s" if beam_seconds else ""))
     for name, instance, prep, breadth, step in suite_instances(files, sections=True):
         capacity = breadth * prep.scale
         step *= prep.scale  # bytes between arenas worth probing
         windows = []
-        print(f"{'width':>6} {'windows':>8} {'packed':>7} {'refuted':>8} {'open':>5} "
-              f"{'tensors':>8} {'seconds':>8}")
+        print(f"{'width':>6} {'windows':>8} {'packed':>7} {'beam':>5} {'refuted':>8} "
+              f"{'open':>5} {'tensors':>8} {'seconds':>8}")
         # widths beyond the instance are the whole instance: probe it once
         for width in sorted({min(width, prep.num_sections) for width in widths}):
             starts = range(0, prep.num_sections - width + 1, max(1, width // 2))
-            rows = [probe_window(instance, prep, start, width, capacity, args.probe_seconds)
-                    for start in starts]
+            rows = [probe_window(instance, prep, start, width, capacity, args.probe_seconds,
+                                 beam_seconds) for start in starts]
             windows += rows
             counts = {result: sum(row["result"] == result for row in rows) for result in RESULTS}
-            print(f"{width:6} {len(rows):8} {counts['packed']:7} {counts['refuted']:8} "
-                  f"{counts['open']:5} {max(row['tensors'] for row in rows):8} "
-                  f"{sum(row['seconds'] for row in rows):8.1f}", flush=True)
-        print(f"\n{'slack%':>6} {'sections':>8} {'tensors':>8} {'result':>8} {'seconds':>8}")
+            by_beam = sum("beam_width" in row for row in rows)
+            print(f"{width:6} {len(rows):8} {counts['packed']:7} {by_beam:5} "
+                  f"{counts['refuted']:8} {counts['open']:5} "
+                  f"{max(row['tensors'] for row in rows):8} "
+                  f"{sum(map(row_seconds, rows)):8.1f}", flush=True)
+        print(f"\n{'slack%':>6} {'sections':>8} {'tensors':>8} {'result':>8} {'beam':>10} "
+              f"{'seconds':>8}")
         tight = []
         for slack in sorted(set(slacks)):
-            row = probe_tight(instance, prep, slack, capacity, args.probe_seconds)
+            row = probe_tight(instance, prep, slack, capacity, args.probe_seconds, beam_seconds)
             tight.append(row)
+            by = (f"{row['beam_width']}/{row['beam_seed']}" if "beam_width" in row else "-")
             print(f"{slack:6g} {row['sections']:8} {row['tensors']:8} {row['result']:>8} "
-                  f"{row['seconds']:8.1f}", flush=True)
+                  f"{by:>10} {row_seconds(row):8.1f}", flush=True)
         refuted = [row for row in windows + tight if row["result"] == "refuted"]
         bound = capacity + step if refuted else capacity
         print(f"\nbound: {bound:,} bytes ("
@@ -175,6 +236,7 @@ def main(argv=None) -> int:
                                          "sections": prep.num_sections,
                                          "max_breadth": capacity, "bound": bound,
                                          "probe_seconds": args.probe_seconds,
+                                         "beam_seconds": beam_seconds,
                                          "windows": windows, "tight": tight}) + "\n")
     return 0
 

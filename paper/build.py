@@ -726,7 +726,8 @@ def search_windows_macros(rows) -> dict[str, str]:
     time limit, and ``SearchWindowNote``, a clause on what the time windows proved at the max
     breadth (the windows each instance packed, refuted or left open)."""
     if not rows:
-        return {"SearchWindowSeconds": "--", "SearchWindowNote": "no windows were probed",
+        return {"SearchWindowSeconds": "--", "SearchWindowBeams": "",
+                "SearchWindowNote": "no windows were probed",
                 "SearchTightNote": search_tight_note(rows)}
     windows = [(row["instance"], window) for row in rows for window in row["windows"]]
     refuted = [name for name, window in windows if window["result"] == "refuted"]
@@ -741,11 +742,23 @@ def search_windows_macros(rows) -> dict[str, str]:
         note = (f"none of the {len(windows)} windows refutes it: windows of up to "
                 + _words([f"{packed[row['instance']]} of {row['instance']}'s "
                           f"{row['tensors']} tensors" for row in rows])
-                + " pack at it" + (f", and the other {unfinished} stay open" if unfinished
-                                   else ""))
+                + " pack at it" + _by_beams([window for _, window in windows])
+                + (f", and the other {unfinished} stay open" if unfinished else ""))
     seconds = max(float(row["probe_seconds"]) for row in rows)
-    return {"SearchWindowSeconds": f"{seconds:g}", "SearchWindowNote": note,
-            "SearchTightNote": search_tight_note(rows)}
+    beams = max(float(row.get("beam_seconds", 0)) for row in rows)
+    return {"SearchWindowSeconds": f"{seconds:g}",
+            "SearchWindowBeams": (f", then, while still open, beam-searched for at most "
+                                  f"{beams:g}\\,s" if beams else ""),
+            "SearchWindowNote": note, "SearchTightNote": search_tight_note(rows)}
+
+
+def _by_beams(subsets) -> str:
+    """A parenthesis on how many of ``subsets`` (rows of ``bench/search_windows.py``) only a
+    beam packed, after the depth-first probe ran out of time; empty when none."""
+    count = sum("beam_width" in subset for subset in subsets)
+    if not count:
+        return ""
+    return f" ({count} of them only by a beam)"
 
 
 def search_tight_note(rows) -> str:
@@ -770,7 +783,8 @@ def search_tight_note(rows) -> str:
     unfinished = [subset for _, subset in subsets if subset["result"] == "open"]
     note = f"none of the {len(subsets)} subsets refutes it"
     if largest:
-        note += ": subsets of up to " + _words(largest) + " pack at it"
+        note += (": subsets of up to " + _words(largest) + " pack at it"
+                 + _by_beams([subset for _, subset in subsets]))
     if unfinished:
         note += (f", and the other {len(unfinished)}, from a slack of "
                  f"{min(subset['slack_percent'] for subset in unfinished):g}\\,\\% on, "

@@ -290,10 +290,11 @@ def check_search(stdout, tmp_path, command):
 
 
 def check_search_windows(stdout, tmp_path, command):
-    rows = table(stdout, "width windows packed refuted open tensors seconds")
+    rows = table(stdout, "width windows packed beam refuted open tensors seconds")
     assert [int(row[0]) for row in rows] == [4, 71]  # 400 sections clip to A's 71
-    for width, windows, packed, refuted, unfinished, tensors, _ in rows:
+    for width, windows, packed, by_beam, refuted, unfinished, tensors, _ in rows:
         assert int(packed) + int(refuted) + int(unfinished) == int(windows) > 0
+        assert int(by_beam) == 0  # no --beam-seconds: no beams
     breadth = int(re.search(r"max breadth ([\d,]+) bytes", stdout).group(1).replace(",", ""))
     bound = int(re.search(r"^bound: ([\d,]+) bytes", stdout, re.M).group(1).replace(",", ""))
     [written] = json_rows(tmp_path / "windows.jsonl", ("instance", "tensors", "sections",
@@ -303,7 +304,7 @@ def check_search_windows(stdout, tmp_path, command):
     assert written["windows"][-1]["tensors"] == written["tensors"] == 154  # the whole of A
     assert all(window["result"] == "packed" for window in written["windows"]
                if window["width"] == 4)  # a few sections pack at max breadth at once
-    tight = table(stdout, "slack% sections tensors result seconds")
+    tight = table(stdout, "slack% sections tensors result beam seconds")
     assert [float(row[0]) for row in tight] == [0, 5, 100]
     assert [(int(row[1]), int(row[2])) for row in tight] == [
         (subset["sections"], subset["tensors"]) for subset in written["tight"]]
@@ -312,6 +313,27 @@ def check_search_windows(stdout, tmp_path, command):
     assert 0 < sections[0] <= sections[1] <= sections[2] == written["sections"] == 71
     assert 0 < tensors[0] <= tensors[1] <= tensors[2] == 154  # slack 100 %: every buffer
     assert written["tight"][-1]["result"] == "packed"  # A's optimum is its max breadth
+
+
+def check_search_windows_beams(stdout, tmp_path, command):
+    """D whole (a window of every section, and every section within 100 % of the max
+    breadth): the depth-first probe runs out of its millisecond, and the first beam of a
+    ``search`` run (250 states wide, tie-order seed 0) packs D at its max breadth, its
+    optimum, as it does in the committed run of ``search``."""
+    [(width, windows, packed, by_beam, refuted, unfinished, tensors, _)] = table(
+        stdout, "width windows packed beam refuted open tensors seconds")
+    assert (width, windows, packed, by_beam, refuted, unfinished, tensors) == (
+        "102", "1", "1", "1", "0", "0", "213")
+    [(slack, sections, tensors, result, by, _)] = table(
+        stdout, "slack% sections tensors result beam seconds")
+    assert (slack, sections, tensors, result, by) == ("100", "102", "213", "packed", "250/0")
+    [written] = json_rows(tmp_path / "windows.jsonl", ("instance", "windows", "tight",
+                                                      "beam_seconds"))
+    assert written["bound"] == written["max_breadth"] == 986112
+    for subset in written["windows"] + written["tight"]:  # each validated by the script
+        assert (subset["result"], subset["beam_width"], subset["beam_seed"]) == (
+            "packed", 250, 0)
+        assert subset["nodes"] > 0 and 0 < subset["beam_seconds"] <= 60
 
 
 def check_search_orders(stdout, tmp_path, command):
@@ -432,6 +454,11 @@ RUNS = [
                                        "4,400", "--slacks", "5,0,100", "--probe-seconds", "0.5",
                                        "--jsonl", "{tmp}/windows.jsonl"],
                  check_search_windows, id="search-windows-A", marks=pytest.mark.peer),
+    pytest.param("search_windows.py", ["--suite", "{minimalloc}", "--instances", "D", "--widths",
+                                       "400", "--slacks", "100", "--probe-seconds", "0.001",
+                                       "--beam-seconds", "60", "--jsonl", "{tmp}/windows.jsonl"],
+                 check_search_windows_beams, id="search-windows-D-beams",
+                 marks=pytest.mark.peer),
     pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                       "100,0,0", "--probes", "3", "--probe-seconds", "0.5",
                                       "--seed", "2", "--jsonl", "{tmp}/orders.jsonl"],
@@ -465,6 +492,7 @@ def test_bench_script(script, arguments, check, tmp_path, request):
     ("search_windows.py", ["--widths", "8,x"]), ("search_windows.py", ["--widths", "0"]),
     ("search_windows.py", ["--slacks", "2,x"]), ("search_windows.py", ["--slacks", "-1"]),
     ("search_windows.py", ["--slacks", "101"]), ("search_windows.py", ["--probe-seconds", "-1"]),
+    ("search_windows.py", ["--beam-seconds", "-1"]),
     ("search_orders.py", ["--above", "1,x"]), ("search_orders.py", ["--above", "-1"]),
     ("search_orders.py", ["--probes", "0"]), ("search_orders.py", ["--probe-seconds", "0"]),
     ("search_beam.py", ["--widths", "0"]), ("search_beam.py", ["--seeds", "3-1"]),
