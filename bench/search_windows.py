@@ -15,7 +15,8 @@ A subset it packs gives nothing; a subset it refutes raises the bound one granul
 breadth. A subset the depth-first probe leaves open may still pack: with ``--beam-seconds``
 it then gets beams of the search (:mod:`optplan.exact.beam`, widths and seeds as a run of
 ``search`` takes them) for up to that long, and a beam's packing (validated) counts as
-packed, with its width and seed in the row. The tables say, per width, how many windows
+packed, with its width and seed in the row (the row keeps how many beams ran and for how
+long either way; the tables' seconds include them). The tables say, per width, how many windows
 packed (how many by a beam), were refuted, or stayed open, and per slack what its subset did.
 
     python bench/search_windows.py --instances D,J
@@ -67,29 +68,29 @@ def checked_packing(part: Instance, sub, offsets, capacity_bytes: int) -> None:
         raise RuntimeError(f"an invalid packing of a subset: {problems}")
 
 
-def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> dict | None:
+def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> dict:
     """Beams on ``sub`` at ``capacity_bytes`` for up to ``seconds``, the k-th (from 0)
-    ``BEAM_WIDTH * luby(k + 1)`` wide with tie-order seed k, as a run of ``search`` has them:
-    the first that packs (its width, seed and the seconds of all beams so far), or None."""
+    ``BEAM_WIDTH * luby(k + 1)`` wide with tie-order seed k, as a run of ``search`` has them,
+    until one packs: how many ran (``beams``) and their ``beam_seconds``, and the
+    ``beam_width`` and ``beam_seed`` of the one that packed, if one did."""
     began = time.perf_counter()
-    deadline, k = began + seconds, 0
-    while time.perf_counter() < deadline:
+    deadline, k, packed = began + seconds, 0, {}
+    while not packed and time.perf_counter() < deadline:
         width = BEAM_WIDTH * luby(k + 1)
         found = beam(sub, capacity_bytes // sub.scale, width, seed=k, deadline=deadline)
         if isinstance(found.offsets, list):
             checked_packing(part, sub, found.offsets, capacity_bytes)
-            return {"beam_width": width, "beam_seed": k,
-                    "beam_seconds": round(time.perf_counter() - began, 4)}
+            packed = {"beam_width": width, "beam_seed": k}
         k += 1
-    return None
+    return {"beams": k, "beam_seconds": round(time.perf_counter() - began, 4)} | packed
 
 
 def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: float,
                   beam_seconds: float = 0.0) -> dict:
     """The buffers ``chosen`` of ``instance`` (whole lifetimes) decided at ``capacity_bytes``:
     packed, refuted or open (time limit), with tensors, time and nodes; a subset left open
-    gets beams for up to ``beam_seconds`` (:func:`beams_on`; a packing found so is
-    ``packed`` with the beam's ``beam_width``, ``beam_seed`` and ``beam_seconds``)."""
+    gets beams for up to ``beam_seconds`` (:func:`beams_on`: the row gains their count and
+    seconds, and a packing found so makes it ``packed``, with the beam's width and seed)."""
     part = Instance.from_tuples([(instance.first_ops[i], instance.last_ops[i], instance.sizes[i])
                                  for i in chosen], alignment=instance.alignment)
     sub = prepare(part.first_ops, part.last_ops, part.sizes, part.alignment)
@@ -103,9 +104,9 @@ def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: flo
     if result == "packed":
         checked_packing(part, sub, answer, capacity_bytes)
     elif result == "open" and beam_seconds > 0:
-        packed = beams_on(part, sub, capacity_bytes, beam_seconds)
-        if packed:
-            row |= {"result": "packed"} | packed
+        row |= beams_on(part, sub, capacity_bytes, beam_seconds)
+        if "beam_width" in row:
+            row["result"] = "packed"
     return row
 
 

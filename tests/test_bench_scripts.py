@@ -334,6 +334,21 @@ def check_search_windows_beams(stdout, tmp_path, command):
         assert (subset["result"], subset["beam_width"], subset["beam_seed"]) == (
             "packed", 250, 0)
         assert subset["nodes"] > 0 and 0 < subset["beam_seconds"] <= 60
+        assert subset["beams"] == 1
+
+
+def check_search_windows_cut_beams(stdout, tmp_path, command):
+    """The same subsets with 10 ms of beams: the first beam runs out of time, and the row says
+    so (open, one beam, its seconds) without a width or seed of a packing."""
+    [(_, _, packed, by_beam, refuted, unfinished, _, _)] = table(
+        stdout, "width windows packed beam refuted open tensors seconds")
+    assert (packed, by_beam, refuted, unfinished) == ("0", "0", "0", "1")
+    [(_, _, _, result, by, _)] = table(stdout, "slack% sections tensors result beam seconds")
+    assert (result, by) == ("open", "-")
+    [written] = json_rows(tmp_path / "windows.jsonl", ("instance", "windows", "tight"))
+    for subset in written["windows"] + written["tight"]:
+        assert subset["result"] == "open" and subset["beams"] == 1
+        assert 0.01 <= subset["beam_seconds"] < 5 and "beam_width" not in subset
 
 
 def check_search_orders(stdout, tmp_path, command):
@@ -458,6 +473,12 @@ RUNS = [
                                        "400", "--slacks", "100", "--probe-seconds", "0.001",
                                        "--beam-seconds", "60", "--jsonl", "{tmp}/windows.jsonl"],
                  check_search_windows_beams, id="search-windows-D-beams",
+                 marks=pytest.mark.peer),
+    pytest.param("search_windows.py", ["--suite", "{minimalloc}", "--instances", "D", "--widths",
+                                       "400", "--slacks", "100", "--probe-seconds", "0.001",
+                                       "--beam-seconds", "0.01", "--jsonl",
+                                       "{tmp}/windows.jsonl"],
+                 check_search_windows_cut_beams, id="search-windows-D-cut-beams",
                  marks=pytest.mark.peer),
     pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                       "100,0,0", "--probes", "3", "--probe-seconds", "0.5",
