@@ -17,13 +17,11 @@ import json
 import sys
 
 from optplan.exact.beam import PER_PARENT, beam
-from optplan.model import OffsetsSolution
-from optplan.validate import validate_offsets
 
 from search import (  # bench/search.py: the script's folder is on sys.path
     suite_instances, suite_parser)
 from search_orders import above_option, capacity_above
-from search_windows import suite_options
+from search_windows import checked_packing, suite_options
 
 
 def parse_args(argv=None):
@@ -74,11 +72,11 @@ def main(argv=None) -> int:
                     found = beam(prep, capacity, width, per_parent=per_parent, seed=seed)
                     result = "packed" if isinstance(found.offsets, list) else "emptied"
                     if result == "packed":
-                        solution = OffsetsSolution.from_offsets(
-                            instance, tuple(o * prep.scale for o in found.offsets))
-                        problems = validate_offsets(instance, solution)
-                        if problems or solution.arena_size > capacity * prep.scale:
-                            print(f"error: an invalid packing: {problems}", file=sys.stderr)
+                        try:
+                            checked_packing(instance, prep, found.offsets,
+                                            capacity * prep.scale)
+                        except RuntimeError as error:
+                            print(f"error: {error}", file=sys.stderr)
                             return 1
                     print(f"{percent:6g} {capacity * prep.scale:11,} {width:6} {seed:4} "
                           f"{result:>8} {found.seconds:8.1f} {found.children:11,}",

@@ -34,7 +34,7 @@ import time
 
 from optplan.exact._search_core import TIMEOUT, decide, prepare
 from optplan.exact.beam import beam
-from optplan.exact.search import BEAM_WIDTH, luby
+from optplan.exact.search import beam_width
 from optplan.model import Instance, OffsetsSolution
 from optplan.validate import validate_offsets
 
@@ -60,23 +60,24 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def checked_packing(part: Instance, sub, offsets, capacity_bytes: int) -> None:
-    """Raise unless the scaled ``offsets`` of ``sub`` pack ``part`` within ``capacity_bytes``
-    (the independent validator)."""
+    """Raise unless the scaled ``offsets`` of ``sub`` (``part`` prepared for the search) pack
+    ``part`` within ``capacity_bytes`` (the independent validator)."""
     solution = OffsetsSolution.from_offsets(part, [o * sub.scale for o in offsets])
     problems = validate_offsets(part, solution)
     if problems or solution.arena_size > capacity_bytes:
-        raise RuntimeError(f"an invalid packing of a subset: {problems}")
+        raise RuntimeError(f"an invalid packing: {problems}")
 
 
 def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> dict:
     """Beams on ``sub`` at ``capacity_bytes`` for up to ``seconds``, the k-th (from 0)
-    ``BEAM_WIDTH * luby(k + 1)`` wide with tie-order seed k, as a run of ``search`` has them,
-    until one packs: how many ran (``beams``) and their ``beam_seconds``, and the
-    ``beam_width`` and ``beam_seed`` of the one that packed, if one did."""
+    :func:`~optplan.exact.search.beam_width` wide with tie-order seed k, as a run of
+    ``search`` has them, until one packs: how many ran (``beams``) and their
+    ``beam_seconds``, and the ``beam_width`` and ``beam_seed`` of the one that packed, if one
+    did."""
     began = time.perf_counter()
     deadline, k, packed = began + seconds, 0, {}
     while not packed and time.perf_counter() < deadline:
-        width = BEAM_WIDTH * luby(k + 1)
+        width = beam_width(k)
         found = beam(sub, capacity_bytes // sub.scale, width, seed=k, deadline=deadline)
         if isinstance(found.offsets, list):
             checked_packing(part, sub, found.offsets, capacity_bytes)

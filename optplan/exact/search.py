@@ -32,7 +32,7 @@ from optplan.registry import register
 from optplan.result import SolverOutcome
 
 __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS", "random_draw", "replay_order",
-           "replay_probe"]
+           "replay_probe", "beam_width", "luby"]
 
 SOLVER = "optplan-search"
 IMPROVE_SLICE = 0.1
@@ -124,6 +124,15 @@ def luby(i: int) -> int:
         i -= (1 << (k - 1)) - 1
 
 
+def beam_width(k: int) -> int:
+    """States per level of the k-th beam of a run (from 0): ``BEAM_WIDTH * luby(k + 1)``.
+
+    >>> [beam_width(k) // BEAM_WIDTH for k in range(7)]
+    [1, 1, 2, 1, 1, 2, 4]
+    """
+    return BEAM_WIDTH * luby(k + 1)
+
+
 class _Progress:
     """The probes of one run and the state its probing loops share (one thread each with two
     workers): the incumbent and the proven bound live in the :class:`ExactRun`; ``bound`` is
@@ -168,7 +177,7 @@ class _Progress:
         k-th beam of the run (from 0, over both loops) aims at the bound when k is even (a
         packing there closes the gap) and at the middle of the gap when k is odd (a packing
         there halves it), takes ties in the order of seed ``beam_seed + k`` and is
-        ``BEAM_WIDTH * luby(k + 1)`` states wide (:data:`BEAM_WIDTH`). A beam that empties
+        :func:`beam_width` states wide. A beam that empties
         proves nothing (result ``"emptied"``). Its probe record keeps its ``width`` and
         ``seed``: the beam is deterministic given those and the capacity, so the record
         replays it (:func:`replay_probe`)."""
@@ -177,7 +186,7 @@ class _Progress:
             self.beams += 1
         step, low = granule(self.prep), self.bound
         capacity = low if k % 2 == 0 else max(low, (low + self.high()) // 2 // step * step)
-        width, seed = BEAM_WIDTH * luby(k + 1), self.beam_seed + k
+        width, seed = beam_width(k), self.beam_seed + k
         found = beam(self.prep, capacity, width, seed=seed, deadline=deadline, stop=self.stop)
         outcome = ("feasible" if isinstance(found.offsets, list) else
                    "timeout" if found.offsets is TIMEOUT else "emptied")
