@@ -112,7 +112,8 @@ PEER_GROUPS = {"minimalloc": ("MiniMalloc suite", "Suite"), "networks": ("networ
                "training": ("training graphs", "Training")}
 """The peers table's column groups (:data:`optplan.analysis.peers.GROUPS`): title, macro tag."""
 SEARCH_SWITCHES = ("canonical", "section_inference", "unplaced_floor", "dominance",
-                   "sibling_pruning", "dynamic_decomposition", "transposition", "round_robin")
+                   "sibling_pruning", "dynamic_decomposition", "transposition", "round_robin",
+                   "beams")
 _DIGITS = dict(zip("0123456789", ["Zero", "One", "Two", "Three", "Four", "Five", "Six",
                                   "Seven", "Eight", "Nine"]))
 
@@ -1128,10 +1129,16 @@ def ablation_lp_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:
 
 def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
                           ) -> tuple[str, dict[str, str]]:
-    """The offsets search on MiniMalloc's suite with each technique off, against all on."""
-    runs = median_runs(pd.concat([plain(minimalloc[minimalloc["method"] == "search"]),
-                                  plain(ablation[ablation["method"] == "search"])],
-                                 ignore_index=True))
+    """The offsets search on MiniMalloc's suite with each technique off, against all on: the
+    ablation run's own all-on rows (the same worker count as its other rows), else the suite
+    run's."""
+    searches = plain(ablation[ablation["method"] == "search"])
+    all_on = searches["params"].map(lambda params: not any(
+        value is False for value in (params or {}).values()))
+    if not all_on.any():
+        searches = pd.concat([plain(minimalloc[minimalloc["method"] == "search"]), searches],
+                             ignore_index=True)
+    runs = median_runs(searches)
     if ablation.empty or runs.empty:
         return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)} \
             | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--", "SearchNotNeeded": "--"}

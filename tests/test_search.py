@@ -26,6 +26,7 @@ from optplan.cli import main
 from optplan.exact import _search_core
 from optplan.exact import search as search_module
 from optplan.exact._search_core import ENGINES, decide, jittered, prepare
+from optplan.exact.budget import SPLIT
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import (TIMEOUT, SearchParams, luby, pack, replay_order,
                                   replay_probe, search)
@@ -139,11 +140,15 @@ SWITCH_CASES = [random_instance(random.Random(seed), max_tensors=6) for seed in 
     + [BRIDGE, GAP]
 
 
+DECISION_SWITCHES = tuple(name for name in SearchParams.switch_names() if name != "beams")
+"""The switches of one decision (``beams`` is a run's: tested on ``search`` below)."""
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("combination", list(itertools.product([False, True], repeat=len(
-    SearchParams.switch_names()))), ids=lambda c: "".join("1" if v else "0" for v in c))
+    DECISION_SWITCHES))), ids=lambda c: "".join("1" if v else "0" for v in c))
 def test_every_switch_combination_gives_the_same_answer(combination, engine):
-    params = SearchParams(**dict(zip(SearchParams.switch_names(), combination)))
+    params = SearchParams(**dict(zip(DECISION_SWITCHES, combination)))
     for instance in SWITCH_CASES:
         best = brute_force_arena(instance)
         assert pack(instance, best - 1, params, engine=engine) is None
@@ -331,6 +336,31 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
         found, nodes = replay_probe(prep, result.seed, probes, index)
         assert nodes == probes[index]["nodes"]
         assert isinstance(found, list) == (probes[index]["result"] == "feasible")
+
+
+@pytest.mark.peer
+def test_beams_off_leaves_depth_first_probes_only(minimalloc_dir):
+    # The run-level switch `beams` (the paper's search ablation): off, no probe is a beam and
+    # the prove loop refutes D's bound to the deadline (on, it turns to beams after
+    # SPLIT.first_probe of the time, as the test above shows).
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
+    limit = 6
+    result = solve(instance, "search", "offsets", time_limit=limit, workers=2, beams=False)
+    assert result.valid and result.info["switches"]["beams"] is False
+    probes = result.info["probes"]
+    assert {probe["loop"] for probe in probes} == {"prove", "improve"}
+    assert sum(probe["jittered"] for probe in probes) > 0  # the improve loop got past a sweep
+    prove_seconds = sum(probe["seconds"] for probe in probes if probe["loop"] == "prove")
+    assert prove_seconds > limit * (SPLIT.first_probe + 1) / 2
+
+
+def test_beams_switched_off_keeps_every_answer():
+    for seed in range(12):
+        instance = random_instance(random.Random(seed), max_tensors=7)
+        for workers in (1, 2):
+            result = solve(instance, "search", "offsets", workers=workers, beams=False)
+            assert result.status is Status.OPTIMAL and result.valid
+            assert result.objective == brute_force_arena(instance)
 
 
 @pytest.mark.peer

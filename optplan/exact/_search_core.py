@@ -98,6 +98,12 @@ class SearchParams:
     time, each resuming where it paused; the first to finish answers (off: the first preorder
     alone). MiniMalloc restarts each preorder with doubling node limits instead; resuming
     does the same fair split without redoing work (2-3x fewer nodes on B and E)."""
+    beams: bool = True
+    """Let ``search`` run beams (:mod:`optplan.exact.beam`; not in MiniMalloc): half the
+    improve loop's time after its first sweep and, with two workers and a time limit, the
+    prove loop's time after its share of refuting (off: depth-first probes only, the prove
+    loop refutes to the deadline). A run-level switch: a single decision (:func:`decide`)
+    is a depth-first search either way."""
 
     @classmethod
     def switch_names(cls) -> tuple[str, ...]:

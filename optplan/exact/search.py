@@ -209,7 +209,7 @@ class _Progress:
         whether to probe it (no other loop does), to the deadline.
 
         The first sweep searches the plain static orders. After it, on the compiled engine,
-        the loop spends half its time on beams (:meth:`beam`; compiled only, so a run on the
+        the loop spends half its time on beams (:meth:`beam`; switch ``beams``; compiled only, so a run on the
         Python reference stays pure Python). Every other probe searches a fresh random
         order (:func:`jittered`, drawn from ``rng``). Probes last
         :data:`IMPROVE_SLICE` seconds; random probes double in length after
@@ -233,7 +233,8 @@ class _Progress:
             if low > high or (low == high and not alone) or (
                     deadline is not None and now >= deadline):
                 break
-            if sweeps and engine == "compiled" and beam_seconds <= random_seconds:
+            if sweeps and engine == "compiled" and params.beams and (
+                    beam_seconds <= random_seconds):
                 beam_seconds += self.beam(deadline)
                 continue
             if capacity is None or capacity > high:
@@ -324,7 +325,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     (compiled engine) they run side by side in two threads until the incumbent meets the
     bound or time runs out, and with a time limit *prove* refutes for ``SPLIT.first_probe``
     of it, then beam-searches for packings at and above the bound (:meth:`_Progress.beam`) as
-    the improve loop does after its first sweep.
+    the improve loop does after its first sweep (switch ``beams``; off, it refutes to the
+    deadline).
 
     Parameters
     ----------
@@ -384,8 +386,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
 
         def prove_in_thread():
             try:
-                if deadline is None:
-                    prove(None)
+                if deadline is None or not params.beams:
+                    prove(deadline)
                 else:  # refute the bound for a share of the time, then try to pack it
                     now = time.perf_counter()
                     prove(now + (deadline - now) * SPLIT.first_probe)
