@@ -1174,9 +1174,11 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
         macros["SearchMostNeededProven"] = str(fewest)
         same = [s.replace("_", " ") for s in SEARCH_SWITCHES if proven.get(s) == len(closed)]
         macros["SearchNotNeeded"] = _words(same) or "none"
+    workers = " or ".join(str(int(w)) for w in sorted(set(runs["workers"].dropna())))
     caption = ("The offsets search on MiniMalloc's suite with one technique switched off at a "
-               "time (60 s each): instances proven, and time and nodes on the instances the "
-               "full search proves.")
+               f"time (60 s and {workers} worker{'' if workers == '1' else 's'} per job): "
+               "instances proven, and time and "
+               "nodes on the instances the full search proves.")
     return latex_table(header, table_rows, caption=caption, label="tab:ablation-search",
                        align="lrrr", wide=True), macros
 

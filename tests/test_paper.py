@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from optplan.analysis.load import read_jsonl
+from optplan.exact.search import SearchParams
 
 PAPER = Path(__file__).resolve().parents[1] / "paper"
 NOTEBOOKS = sorted(p for p in (PAPER / "notebooks").glob("*.py") if not p.name.startswith("_"))
@@ -517,3 +518,25 @@ def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
     assert ("A run of the offsets search of up to 100\\,s proves J optimal at 3 after 99\\,s"
             in text)
     assert "proves" not in text.split(r"\end{tabular}")[1]
+
+
+def test_the_search_ablation_compares_rows_of_one_worker_count():
+    """tab:ablation-search's all-on row is the ablation run's own (one worker, like its other
+    rows) when the run has one; only without it does the suite run's (two workers) stand in.
+    Every switch of SearchParams has a row, ``beams`` included."""
+    build = _build_module()
+    results = build.load_results([PAPER / "results" / "paper_search_ablation",
+                                  PAPER / "results" / "minimalloc"])
+    ablation = results[results["run"] == "paper_search_ablation"]
+    suite = results[results["run"] == "minimalloc"]
+    searches = ablation[ablation["method"] == "search"]
+    own = searches[searches["params"].map(lambda p: not any(v is False for v in (p or {}).values()))]
+    assert len(own) == 11 and set(own["workers"]) == {1}
+    assert set(build.SEARCH_SWITCHES) == set(SearchParams.switch_names())
+    text, macros = build.ablation_search_latex(ablation, suite)
+    assert macros["SearchProvenAllOn"] == str(int((own["status"] == "OPTIMAL").sum()))
+    assert "beams" in text
+    without = ablation.drop(own.index)
+    suite_runs = build.median_runs(build.plain(suite[suite["method"] == "search"]))
+    _, macros = build.ablation_search_latex(without, suite)
+    assert macros["SearchProvenAllOn"] == str(int((suite_runs["status"] == "OPTIMAL").sum()))
