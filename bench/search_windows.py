@@ -6,7 +6,7 @@ families of subsets a bound could use cheaply, each probed by the search's decis
 at the whole instance's max breadth for at most ``--probe-seconds``:
 
 * time windows: for each window of consecutive sections (``--widths``, starting every half
-  width), the buffers live in it;
+  width, and one ending at the last section), the buffers live in it;
 * tight sections: for each slack ``--slacks`` (percent of the max breadth), the buffers live
   in some section whose breadth is within that slack of the max breadth, the sections where
   a packing at the max breadth has the least room.
@@ -111,6 +111,17 @@ def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: flo
     return row
 
 
+def window_starts(sections: int, width: int) -> list[int]:
+    """First sections of the windows of ``width`` (at most ``sections``): every half width
+    from 0, and the window that ends at the last section, so that every section is in one.
+
+    >>> window_starts(212, 64), window_starts(8, 4), window_starts(3, 3)
+    ([0, 32, 64, 96, 128, 148], [0, 2, 4], [0])
+    """
+    starts = list(range(0, sections - width + 1, max(1, width // 2)))
+    return starts if starts[-1] == sections - width else starts + [sections - width]
+
+
 def live_in(prep, sections) -> list[int]:
     """The buffers of ``prep`` live in at least one of ``sections`` (a set of indices)."""
     return [i for i in range(len(prep.sizes))
@@ -208,7 +219,7 @@ def main(argv=None) -> int:
               f"{'open':>5} {'tensors':>8} {'seconds':>8}")
         # widths beyond the instance are the whole instance: probe it once
         for width in sorted({min(width, prep.num_sections) for width in widths}):
-            starts = range(0, prep.num_sections - width + 1, max(1, width // 2))
+            starts = window_starts(prep.num_sections, width)
             rows = [probe_window(instance, prep, start, width, capacity, args.probe_seconds,
                                  beam_seconds) for start in starts]
             windows += rows

@@ -744,13 +744,26 @@ def search_windows_macros(rows) -> dict[str, str]:
                 + _words([f"{packed[row['instance']]} of {row['instance']}'s "
                           f"{row['tensors']} tensors" for row in rows])
                 + " pack at it" + _by_beams([window for _, window in windows])
-                + (f", and the other {unfinished} stay open" if unfinished else ""))
+                + _open_windows([(name, window) for name, window in windows
+                                 if window["result"] == "open"]))
     seconds = max(float(row["probe_seconds"]) for row in rows)
     beams = max(float(row.get("beam_seconds", 0)) for row in rows)
     return {"SearchWindowSeconds": f"{seconds:g}",
             "SearchWindowBeams": (f", then, while still open, beam-searched for at most "
                                   f"{beams:g}\\,s" if beams else ""),
             "SearchWindowNote": note, "SearchTightNote": search_tight_note(rows)}
+
+
+def _open_windows(windows) -> str:
+    """A clause naming the windows (instance, row) left open; empty when none."""
+    if not windows:
+        return ""
+    named = _words([f"{name}'s window of sections {window['start']} to "
+                    f"{window['start'] + window['width'] - 1} ({window['tensors']} tensors)"
+                    for name, window in windows])
+    if len(windows) == 1:
+        return f", and the other one, {named}, stays open"
+    return f", and the other {len(windows)} stay open: {named}"
 
 
 def _by_beams(subsets) -> str:

@@ -304,6 +304,10 @@ def check_search_windows(stdout, tmp_path, command):
     assert written["windows"][-1]["tensors"] == written["tensors"] == 154  # the whole of A
     assert all(window["result"] == "packed" for window in written["windows"]
                if window["width"] == 4)  # a few sections pack at max breadth at once
+    # every section is in a window of each width: the last window ends at the last section
+    fours = [window["start"] for window in written["windows"] if window["width"] == 4]
+    assert fours == list(range(0, 67, 2)) + [67]
+    assert {k for start in fours for k in range(start, start + 4)} == set(range(71))
     tight = table(stdout, "slack% sections tensors result beam seconds")
     assert [float(row[0]) for row in tight] == [0, 5, 100]
     assert [(int(row[1]), int(row[2])) for row in tight] == [

@@ -285,14 +285,25 @@ def test_the_window_note_is_the_committed_windows(generated):
     beamed = {"instance": "Z", "tensors": 3, "probe_seconds": 2, "beam_seconds": 30,
               "windows": [{"tensors": 2, "result": "packed"},
                           {"tensors": 3, "result": "packed", "beam_width": 250, "beam_seed": 0},
-                          {"tensors": 3, "result": "open"}]}
+                          {"start": 4, "width": 8, "tensors": 3, "result": "open"}]}
     assert build.search_windows_macros([beamed]) == {
         "SearchWindowSeconds": "2",
         "SearchWindowBeams": ", then, while still open, beam-searched for at most 30\\,s",
         "SearchWindowNote": "none of the 3 windows refutes it: windows of up to 3 of Z's 3 "
-                            "tensors pack at it (1 of them only by a beam), and the other 1 "
-                            "stay open",
+                            "tensors pack at it (1 of them only by a beam), and the other "
+                            "one, Z's window of sections 4 to 11 (3 tensors), stays open",
         "SearchTightNote": "no tight-section subsets were probed"}
+    beamed["windows"].append({"start": 0, "width": 2, "tensors": 1, "result": "open"})
+    assert build.search_windows_macros([beamed])["SearchWindowNote"].endswith(
+        "and the other 2 stay open: Z's window of sections 4 to 11 (3 tensors) and Z's window "
+        "of sections 0 to 1 (1 tensors)")
+    # the committed open windows are named
+    for row in rows:
+        for window in row["windows"]:
+            if window["result"] == "open":
+                assert (f"{row['instance']}'s window of sections {window['start']} to "
+                        f"{window['start'] + window['width'] - 1} ({window['tensors']} "
+                        "tensors)") in note
 
 
 def test_the_orders_note_is_the_committed_orders(generated):
