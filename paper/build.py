@@ -734,7 +734,6 @@ def search_windows_macros(rows) -> dict[str, str]:
     refuted = [name for name, window in windows if window["result"] == "refuted"]
     packed = {row["instance"]: max((w["tensors"] for w in row["windows"]
                                     if w["result"] == "packed"), default=0) for row in rows}
-    unfinished = sum(window["result"] == "open" for _, window in windows)
     if refuted:
         verb = "refutes" if len(refuted) == 1 else "refute"
         note = (f"{len(refuted)} of the {len(windows)} windows {verb} it, on "
