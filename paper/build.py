@@ -55,7 +55,7 @@ from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      preload_table, SEARCH_RUNS, search_runs_table,
                                      search_table, seconds_cell, summary_table,
                                      median_runs)
-from optplan.exact.search import random_draw  # noqa: E402
+from optplan.exact.search import SearchParams, random_draw  # noqa: E402
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
@@ -111,9 +111,8 @@ PEER_EXACT = ("minimalloc", "omnimalloc_supermalloc")
 PEER_GROUPS = {"minimalloc": ("MiniMalloc suite", "Suite"), "networks": ("networks", "Networks"),
                "training": ("training graphs", "Training")}
 """The peers table's column groups (:data:`optplan.analysis.peers.GROUPS`): title, macro tag."""
-SEARCH_SWITCHES = ("canonical", "section_inference", "unplaced_floor", "dominance",
-                   "sibling_pruning", "dynamic_decomposition", "transposition", "round_robin",
-                   "beams")
+SEARCH_SWITCHES = SearchParams.switch_names()
+"""The search ablation's rows, one per switch switched off (:class:`SearchParams`)."""
 _DIGITS = dict(zip("0123456789", ["Zero", "One", "Two", "Three", "Four", "Five", "Six",
                                   "Seven", "Eight", "Nine"]))
 
@@ -1144,20 +1143,18 @@ def ablation_search_latex(ablation: pd.DataFrame, minimalloc: pd.DataFrame
     """The offsets search on MiniMalloc's suite with each technique off, against all on: the
     ablation run's own all-on rows (the same worker count as its other rows), else the suite
     run's."""
+    def switched_off(params) -> str:
+        off = [k for k, v in (params or {}).items() if k in SEARCH_SWITCHES and v is False]
+        return off[0] if off else "all on"
+
     searches = plain(ablation[ablation["method"] == "search"])
-    all_on = searches["params"].map(lambda params: not any(
-        value is False for value in (params or {}).values()))
-    if not all_on.any():
+    if not searches["params"].map(switched_off).eq("all on").any():
         searches = pd.concat([plain(minimalloc[minimalloc["method"] == "search"]), searches],
                              ignore_index=True)
     runs = median_runs(searches)
     if ablation.empty or runs.empty:
         return "", {f"SearchProven{macro_name(s)}": "--" for s in ("all on", *SEARCH_SWITCHES)} \
             | {"SearchMostNeeded": "--", "SearchMostNeededProven": "--", "SearchNotNeeded": "--"}
-
-    def switched_off(params) -> str:
-        off = [k for k, v in (params or {}).items() if k in SEARCH_SWITCHES and v is False]
-        return off[0] if off else "all on"
 
     runs = runs.assign(setting=runs["params"].map(switched_off),
                        nodes=runs["info"].map(lambda i: (i or {}).get("nodes")))

@@ -209,8 +209,8 @@ class _Progress:
         whether to probe it (no other loop does), to the deadline.
 
         The first sweep searches the plain static orders. After it, on the compiled engine,
-        the loop spends half its time on beams (:meth:`beam`; switch ``beams``; compiled only, so a run on the
-        Python reference stays pure Python). Every other probe searches a fresh random
+        the loop spends half its time on beams (:meth:`beam`; switch ``beams``; compiled
+        only, so a run on the Python reference stays pure Python). Every other probe searches a fresh random
         order (:func:`jittered`, drawn from ``rng``). Probes last
         :data:`IMPROVE_SLICE` seconds; random probes double in length after
         :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
