@@ -68,22 +68,29 @@ def checked_packing(part: Instance, sub, offsets, capacity_bytes: int) -> None:
         raise RuntimeError(f"an invalid packing: {problems}")
 
 
-def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> dict:
+def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> tuple[dict, list]:
     """Beams on ``sub`` at ``capacity_bytes`` for up to ``seconds``, the k-th (from 0)
     :func:`~optplan.exact.search.beam_width` wide with tie-order seed k, as a run of
     ``search`` has them, until one packs: how many ran (``beams``) and their
     ``beam_seconds``, and the ``beam_width`` and ``beam_seed`` of the one that packed, if one
-    did."""
+    did; and its scaled offsets (validated), or None."""
     began = time.perf_counter()
-    deadline, k, packed = began + seconds, 0, {}
+    deadline, k, packed, offsets = began + seconds, 0, {}, None
     while not packed and time.perf_counter() < deadline:
         width = beam_width(k)
         found = beam(sub, capacity_bytes // sub.scale, width, seed=k, deadline=deadline)
         if isinstance(found.offsets, list):
             checked_packing(part, sub, found.offsets, capacity_bytes)
-            packed = {"beam_width": width, "beam_seed": k}
+            packed, offsets = {"beam_width": width, "beam_seed": k}, found.offsets
         k += 1
-    return {"beams": k, "beam_seconds": round(time.perf_counter() - began, 4)} | packed
+    return {"beams": k, "beam_seconds": round(time.perf_counter() - began, 4)} | packed, offsets
+
+
+def part_of(instance: Instance, chosen: list[int]) -> Instance:
+    """The buffers ``chosen`` of ``instance`` (whole lifetimes) as an instance of their own."""
+    return Instance.from_tuples([(instance.first_ops[i], instance.last_ops[i],
+                                  instance.sizes[i]) for i in chosen],
+                                alignment=instance.alignment)
 
 
 def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: float,
@@ -92,8 +99,7 @@ def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: flo
     packed, refuted or open (time limit), with tensors, time and nodes; a subset left open
     gets beams for up to ``beam_seconds`` (:func:`beams_on`: the row gains their count and
     seconds, and a packing found so makes it ``packed``, with the beam's width and seed)."""
-    part = Instance.from_tuples([(instance.first_ops[i], instance.last_ops[i], instance.sizes[i])
-                                 for i in chosen], alignment=instance.alignment)
+    part = part_of(instance, chosen)
     sub = prepare(part.first_ops, part.last_ops, part.sizes, part.alignment)
     stats = {"nodes": 0}
     began = time.perf_counter()
@@ -105,7 +111,7 @@ def probe_buffers(instance, chosen: list[int], capacity_bytes: int, seconds: flo
     if result == "packed":
         checked_packing(part, sub, answer, capacity_bytes)
     elif result == "open" and beam_seconds > 0:
-        row |= beams_on(part, sub, capacity_bytes, beam_seconds)
+        row |= beams_on(part, sub, capacity_bytes, beam_seconds)[0]
         if "beam_width" in row:
             row["result"] = "packed"
     return row

@@ -139,7 +139,7 @@ SEARCH_RUN = "search"
 """``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
 (:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
 SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl",
-                "seeds.jsonl", "orders.jsonl")
+                "seeds.jsonl", "orders.jsonl", "complete.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -750,6 +750,27 @@ def search_windows_macros(rows) -> dict[str, str]:
             "SearchWindowBeams": (f", then, while still open, beam-searched for at most "
                                   f"{beams:g}\\,s" if beams else ""),
             "SearchWindowNote": note, "SearchTightNote": search_tight_note(rows)}
+
+
+def search_complete_macros(rows) -> dict[str, str]:
+    """``SearchCompleteNote``: what ``bench/search_complete.py``'s rows (one per run) packed,
+    a window of sections grown by CP-SAT from a beam's packing of a smaller one."""
+    def sections(window) -> str:
+        return f"sections {window[0]} to {window[1] - 1}"
+
+    def packed_steps(row) -> int:
+        return sum(step["status"] in ("OPTIMAL", "FEASIBLE") for step in row["steps"])
+
+    grown = [f"{row['instance']}'s {sections(row['reached'])} ({row['packed']} of its "
+             f"{row['tensors']} tensors) from its {sections(row['window'])} in "
+             f"{packed_steps(row)} step{'s' if packed_steps(row) != 1 else ''}"
+             for row in rows if row["packed"]]
+    unpacked = [f"{row['instance']}'s {sections(row['window'])}" for row in rows
+                if not row["packed"]]
+    note = _words(grown) if grown else "no window was grown"
+    if unpacked:
+        note += f" (no beam packed {_words(unpacked)})"
+    return {"SearchCompleteNote": note}
 
 
 def _open_windows(windows) -> str:
@@ -1522,7 +1543,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     make_report(run_dirs, out_dir, results=report_rows)
 
     macros: dict[str, str] = {}
-    before_after, long_runs, windows, seeds, orders = (
+    before_after, long_runs, windows, seeds, orders, completed = (
         read_jsonl(Path(search_dir) / name)
         if search_dir is not None and (Path(search_dir) / name).is_file() else []
         for name in SEARCH_FILES)
@@ -1549,7 +1570,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                                              search_runs_table(long_runs))
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
                    | search_long_macros(long_runs, search_dir) | search_orders_macros(orders)
-                   | search_beam_macros(before_after))
+                   | search_beam_macros(before_after) | search_complete_macros(completed))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -319,6 +320,48 @@ def check_search_windows(stdout, tmp_path, command):
     assert written["tight"][-1]["result"] == "packed"  # A's optimum is its max breadth
 
 
+COMPLETE_HEADER = "window tensors fixed hinted margin seed status seconds"
+
+
+def check_search_complete(stdout, tmp_path, command):
+    """A window of A packed by a beam and grown by CP-SAT steps: each step's tries go through
+    the margins in order, a refuted fixed part ends its seeds, a packing ends its step, and
+    the JSON line and the last line say how far it got."""
+    assert re.search(r"^window 30:71 \(108 tensors\) at 1,048,576 bytes: packed by 1 beam",
+                     stdout, re.M)
+    rows = table(stdout, COMPLETE_HEADER)
+    [written] = json_rows(tmp_path / "complete.jsonl",
+                          ("steps", "reached", "packed", "workers", "seeds"))
+    assert [[f"{step['first']}:{step['end']}", *(str(step[key]) for key in (
+        "tensors", "fixed", "hinted", "margin", "seed", "status"))] for step in written[
+        "steps"]] == [row[:7] for row in rows]
+    packed = [step for step in written["steps"] if step["status"] in ("OPTIMAL", "FEASIBLE")]
+    for step in written["steps"]:
+        assert step["fixed"] + step["hinted"] <= step["tensors"] and step["end"] == 71
+    for before, after in zip(written["steps"], written["steps"][1:]):
+        if before in packed:  # the next step grows the window
+            assert after["first"] < before["first"] and after["margin"] == 8
+        elif before["first"] == after["first"]:  # the same step, tried again
+            assert (after["margin"], after["seed"]) == (
+                (before["margin"], before["seed"] + 1)
+                if before["status"] == "UNKNOWN" and before["seed"] + 1 < written["seeds"]
+                else (min(2 * before["margin"], 71 - before["first"]), 0))
+    last = packed[-1]
+    assert last["first"] <= 28  # sections 29 and 28 pack at the first try (0.02 s)
+    assert written["reached"] == [last["first"], 71] and written["packed"] == last["tensors"]
+    assert written["workers"] == 2 and written["extend_to"] == 26
+    assert f"packed sections {last['first']}:71, {last['tensors']} of 154 tensors" in stdout
+    if last["first"] > 26:  # stopped: every try of the last window failed, the last with
+        assert written["steps"][-1]["fixed"] == 0  # nothing fixed
+
+
+def check_search_complete_rightward(stdout, tmp_path, command):
+    """Grown rightward: a step of 8 sections packs at the first try and stops at the target."""
+    rows = table(stdout, COMPLETE_HEADER)
+    assert [row[0] for row in rows] == ["0:38"] and rows[0][6] in ("OPTIMAL", "FEASIBLE")
+    assert "packed sections 0:38" in stdout
+
+
 def check_search_windows_beams(stdout, tmp_path, command):
     """D whole (a window of every section, and every section within 100 % of the max
     breadth): the depth-first probe runs out of its millisecond, and the first beam of a
@@ -484,6 +527,16 @@ RUNS = [
                                        "{tmp}/windows.jsonl"],
                  check_search_windows_cut_beams, id="search-windows-D-cut-beams",
                  marks=pytest.mark.peer),
+    pytest.param("search_complete.py", ["--suite", "{minimalloc}", "--instances", "A", "--window",
+                                        "30:71", "--extend-to", "26", "--step", "1", "--margin",
+                                        "8", "--cpsat-seconds", "1", "--jsonl",
+                                        "{tmp}/complete.jsonl"],
+                 check_search_complete, id="search-complete-A", marks=pytest.mark.peer),
+    pytest.param("search_complete.py", ["--suite", "{minimalloc}", "--instances", "A", "--window",
+                                        "0:30", "--extend-to", "38", "--step", "8", "--margin",
+                                        "8", "--cpsat-seconds", "5", "--seeds", "1"],
+                 check_search_complete_rightward, id="search-complete-A-rightward",
+                 marks=pytest.mark.peer),
     pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                       "100,0,0", "--probes", "3", "--probe-seconds", "0.5",
                                       "--seed", "2", "--jsonl", "{tmp}/orders.jsonl"],
@@ -521,10 +574,64 @@ def test_bench_script(script, arguments, check, tmp_path, request):
     ("search_orders.py", ["--above", "1,x"]), ("search_orders.py", ["--above", "-1"]),
     ("search_orders.py", ["--probes", "0"]), ("search_orders.py", ["--probe-seconds", "0"]),
     ("search_beam.py", ["--widths", "0"]), ("search_beam.py", ["--seeds", "3-1"]),
-    ("search_beam.py", ["--per-parent", "0"])])
+    ("search_beam.py", ["--per-parent", "0"]),
+    ("search_complete.py", ["--step", "0"]), ("search_complete.py", ["--margin", "0"]),
+    ("search_complete.py", ["--seeds", "0"]), ("search_complete.py", ["--cpsat-seconds", "0"]),
+    ("search_complete.py", ["--beam-seconds", "-1"])])
 def test_subset_and_order_benches_refuse_bad_arguments(script, arguments, minimalloc_dir):
     done = subprocess.run([sys.executable, f"bench/{script}", "--suite",
                            str(minimalloc_dir / "challenging"), "--instances", "A", *arguments],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(arguments[0]) and len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("arguments", [
+    ["--window", "5:5"], ["--window", "0:72"], ["--window", "x"],
+    ["--window", "30:71", "--extend-to", "40"], ["--window", "30:60", "--extend-to", "72"],
+    ["--window", "30:71", "--capacity", "1048575"]])
+def test_search_complete_refuses_a_window_or_target_outside_the_instance(arguments,
+                                                                          minimalloc_dir):
+    """A's 71 sections: the window, the target and the capacity are checked against them."""
+    done = subprocess.run([sys.executable, "bench/search_complete.py", "--suite",
+                           str(minimalloc_dir / "challenging"), "--instances", "A", *arguments],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("--window") and len(done.stderr.splitlines()) == 1
+
+
+def test_search_complete_docstring_examples_hold():
+    import doctest
+    import importlib
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        module = importlib.import_module("search_complete")
+        result = doctest.testmod(module)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    assert result.attempted == 3 and result.failed == 0  # halvings, margins, window_option
+
+
+def test_search_complete_keeps_what_it_packed_when_interrupted(minimalloc_dir, tmp_path):
+    """SIGTERM once a step of A is refuted (after sections 29-27 packed): the run ends after
+    the CP-SAT try in progress, exits 130 and writes the steps and the window it reached."""
+    written = tmp_path / "complete.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "bench/search_complete.py", "--suite",
+         str(minimalloc_dir / "challenging"), "--instances", "A", "--window", "30:71",
+         "--extend-to", "0", "--step", "1", "--margin", "8", "--cpsat-seconds", "1",
+         "--jsonl", str(written)], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if "INFEASIBLE" in line:
+            process.send_signal(signal.SIGTERM)
+            break
+    stdout = "".join(lines) + process.stdout.read()
+    assert process.wait(timeout=60) == 130
+    [row] = json_rows(written, ("interrupted", "reached", "packed", "steps"))
+    packed = [step for step in row["steps"] if step["status"] in ("OPTIMAL", "FEASIBLE")]
+    assert row["interrupted"] is True and packed
+    assert row["reached"] == [packed[-1]["first"], 71] and row["packed"] == packed[-1]["tensors"]
+    assert f"interrupted; packed sections {packed[-1]['first']}:71" in stdout

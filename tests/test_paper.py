@@ -259,6 +259,28 @@ def test_the_search_table_is_the_committed_before_and_after(generated):
         assert number(macros[f"SearchLongBound{line['instance']}"]) == line["best_bound"]
 
 
+def test_the_completion_note_is_the_committed_runs(generated):
+    """``SearchCompleteNote`` names the sections each committed run of
+    ``bench/search_complete.py`` packed, from which window, in how many packed steps."""
+    rows = _search_rows("complete.jsonl")
+    note = _defined_macros(generated / "macros.tex")["SearchCompleteNote"]
+    for row in rows:
+        first, end = row["reached"]
+        steps = sum(step["status"] in ("OPTIMAL", "FEASIBLE") for step in row["steps"])
+        assert (f"{row['instance']}'s sections {first} to {end - 1} ({row['packed']} of its "
+                f"{row['tensors']} tensors) from its sections {row['window'][0]} to "
+                f"{row['window'][1] - 1} in {steps} step") in note
+    build = _build_module()
+    grown = {"instance": "Z", "tensors": 9, "window": [4, 8], "reached": [2, 8], "packed": 7,
+             "steps": [{"status": "UNKNOWN"}, {"status": "OPTIMAL"}]}
+    unpacked = {"instance": "Y", "tensors": 9, "window": [0, 3], "reached": None, "packed": 0,
+                "steps": []}
+    assert build.search_complete_macros([grown, unpacked]) == {"SearchCompleteNote": (
+        "Z's sections 2 to 7 (7 of its 9 tensors) from its sections 4 to 7 in 1 step "
+        "(no beam packed Y's sections 0 to 2)")}
+    assert build.search_complete_macros([]) == {"SearchCompleteNote": "no window was grown"}
+
+
 def test_the_window_note_is_the_committed_windows(generated):
     """``SearchWindowNote`` counts the committed windows of ``bench/search_windows.py`` and
     names, per instance, the most tensors a window packed at the max breadth; a refuted
