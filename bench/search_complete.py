@@ -28,12 +28,13 @@ import signal
 import sys
 
 from optplan.exact._search_core import prepare
-from optplan.exact.cpsat_solve import cp_model
-from optplan.model import Instance, OffsetsSolution
-from optplan.validate import validate_offsets
+from optplan.exact.budget import Budget
+from optplan.exact.cpsat_solve import cp_model, solve_model
+from optplan.model import Instance
 
 from search import suite_instances, suite_parser  # bench/search.py (on sys.path)
-from search_windows import beams_on, part_of, suite_options
+from search_windows import (beams_on, checked_offsets, live_in_window, part_of,
+                            suite_options)
 
 WORKERS = 2
 """CP-SAT workers of every step (recorded in the JSON line)."""
@@ -66,18 +67,8 @@ def validated(instance: Instance, packing: dict, capacity: int) -> dict:
     """``packing`` (buffer: offset in bytes) after the independent validator passed it on the
     part of ``instance`` it places, within ``capacity`` bytes."""
     chosen = sorted(packing)
-    part = part_of(instance, chosen)
-    solution = OffsetsSolution.from_offsets(part, [packing[i] for i in chosen])
-    problems = validate_offsets(part, solution)
-    if problems or solution.arena_size > capacity:
-        raise RuntimeError(f"an invalid packing: {problems or solution.arena_size}")
+    checked_offsets(part_of(instance, chosen), [packing[i] for i in chosen], capacity)
     return packing
-
-
-def live_in_window(prep, first: int, end: int) -> list[int]:
-    """The buffers of ``prep`` live in sections ``[first, end)``."""
-    return [i for i in range(len(prep.sizes))
-            if prep.section_start[i] < end and first < prep.section_end[i]]
 
 
 def beam_window(instance: Instance, chosen: list[int], capacity: int, seconds: float):
@@ -98,8 +89,7 @@ def complete(instance: Instance, prep, chosen: list[int], fixed: dict, hint: dic
     offsets (bytes) and ``hint`` offsets hinted; time is the search's sections, offsets are in
     ``prep``'s scaled units. Returns the packing (validated) or None, CP-SAT's status name and
     its wall seconds."""
-    module = cp_model()
-    model = module.CpModel()
+    model = cp_model().CpModel()
     scale, variables, times, spans = prep.scale, {}, [], []
     for i in chosen:
         size = prep.sizes[i]
@@ -113,15 +103,12 @@ def complete(instance: Instance, prep, chosen: list[int], fixed: dict, hint: dic
                 model.add_hint(offset, hint[i] // scale)
         spans.append(model.new_fixed_size_interval_var(offset, size, f"m{i}"))
     model.add_no_overlap_2d(times, spans)
-    solver = module.CpSolver()
-    solver.parameters.max_time_in_seconds = seconds
-    solver.parameters.num_workers = WORKERS
-    solver.parameters.random_seed = seed
-    status = solver.solve(model)
-    if status not in (module.OPTIMAL, module.FEASIBLE):
-        return None, solver.status_name(status), solver.wall_time
-    packing = {i: fixed[i] if i in fixed else solver.value(variables[i]) * scale for i in chosen}
-    return validated(instance, packing, capacity), solver.status_name(status), solver.wall_time
+    run = solve_model(model, variables, budget=Budget(seconds), workers=WORKERS, seed=seed,
+                      solver_params=None)
+    if not run.has_solution:
+        return None, run.status, run.wall_time
+    packing = {i: fixed[i] if i in fixed else run.values[i] * scale for i in chosen}
+    return validated(instance, packing, capacity), run.status, run.wall_time
 
 
 def halvings(step: int) -> list[int]:

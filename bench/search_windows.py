@@ -61,11 +61,17 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def checked_packing(part: Instance, sub, offsets, capacity_bytes: int) -> None:
     """Raise unless the scaled ``offsets`` of ``sub`` (``part`` prepared for the search) pack
-    ``part`` within ``capacity_bytes`` (the independent validator)."""
-    solution = OffsetsSolution.from_offsets(part, [o * sub.scale for o in offsets])
+    ``part`` within ``capacity_bytes`` (:func:`checked_offsets`)."""
+    checked_offsets(part, [o * sub.scale for o in offsets], capacity_bytes)
+
+
+def checked_offsets(part: Instance, offsets, capacity_bytes: int) -> None:
+    """Raise unless ``offsets`` (bytes) pack ``part`` within ``capacity_bytes`` (the
+    independent validator)."""
+    solution = OffsetsSolution.from_offsets(part, list(offsets))
     problems = validate_offsets(part, solution)
     if problems or solution.arena_size > capacity_bytes:
-        raise RuntimeError(f"an invalid packing: {problems}")
+        raise RuntimeError(f"an invalid packing: {problems or solution.arena_size}")
 
 
 def beams_on(part: Instance, sub, capacity_bytes: int, seconds: float) -> tuple[dict, list]:
@@ -134,11 +140,16 @@ def live_in(prep, sections) -> list[int]:
             if any(k in sections for k in range(prep.section_start[i], prep.section_end[i]))]
 
 
+def live_in_window(prep, first: int, end: int) -> list[int]:
+    """The buffers of ``prep`` live in sections ``[first, end)``."""
+    return [i for i in range(len(prep.sizes))
+            if prep.section_start[i] < end and first < prep.section_end[i]]
+
+
 def probe_window(instance, prep, start: int, width: int, capacity_bytes: int,
                  seconds: float, beam_seconds: float = 0.0) -> dict:
     """The buffers live in sections ``[start, start + width)`` of ``prep``."""
-    chosen = [i for i in range(len(prep.sizes))
-              if prep.section_start[i] < start + width and start < prep.section_end[i]]
+    chosen = live_in_window(prep, start, start + width)
     return {"start": start, "width": width} | probe_buffers(instance, chosen, capacity_bytes,
                                                             seconds, beam_seconds)
 

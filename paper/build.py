@@ -758,13 +758,12 @@ def search_complete_macros(rows) -> dict[str, str]:
     def sections(window) -> str:
         return f"sections {window[0]} to {window[1] - 1}"
 
-    def packed_steps(row) -> int:
-        return sum(step["status"] in ("OPTIMAL", "FEASIBLE") for step in row["steps"])
-
-    grown = [f"{row['instance']}'s {sections(row['reached'])} ({row['packed']} of its "
-             f"{row['tensors']} tensors) from its {sections(row['window'])} in "
-             f"{packed_steps(row)} step{'s' if packed_steps(row) != 1 else ''}"
-             for row in rows if row["packed"]]
+    grown = []
+    for row in (row for row in rows if row["packed"]):
+        steps = sum(step["status"] in ("OPTIMAL", "FEASIBLE") for step in row["steps"])
+        grown.append(f"{row['instance']}'s {sections(row['reached'])} ({row['packed']} of its "
+                     f"{row['tensors']} tensors) from its {sections(row['window'])} in "
+                     f"{steps} step{'s' if steps != 1 else ''}")
     unpacked = [f"{row['instance']}'s {sections(row['window'])}" for row in rows
                 if not row["packed"]]
     note = _words(grown) if grown else "no window was grown"
