@@ -37,6 +37,7 @@ def model_variant(draw, method: str, problem: Problem) -> dict:
         params["feasibility_first"] = draw(st.sampled_from([0.0, 0.3]))
         if method == "cpsat":
             params["cumulative"] = draw(st.booleans())
+            params["bottom_up"] = draw(st.booleans())
     return params
 
 

@@ -14,6 +14,7 @@ from optplan.bounds import (maximal_profiles, offsets_bound, shared_objects_boun
                             trimmed_lifetimes)
 from optplan.exact.geometry import conflict_pairs, explicit_conflicts, time_components
 from optplan.exact.brute_force import MAX_RECORDS
+from optplan.exact.scaling import scaling
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "data" / "examples"
@@ -122,6 +123,35 @@ def test_identical_tensors_and_gcd_scaling(method):
     instance = Instance.from_tuples([(0, 2, 4096)] * 3 + [(3, 4, 8192)], alignment=64)
     assert run(instance, method, Problem.OFFSETS).objective == 3 * 4096
     assert run(instance, method, Problem.SHARED_OBJECTS).objective == 8192 + 2 * 4096
+
+
+def test_unaligned_offsets_are_scaled_by_the_sizes_gcd():
+    # Without an alignment, offsets in multiples of the sizes' gcd lose nothing (a packing
+    # whose tensors all rest on another or on 0 has sums of sizes for offsets); an alignment
+    # above one byte joins the gcd.
+    sizes = [(0, 0, 3072), (1, 1, 2048), (0, 1, 1024)]
+    for alignment, unit, steps in ((1, 1024, 1), (4096, 1024, 4), (512, 512, 1)):
+        scale = scaling(Instance.from_tuples(sizes, alignment=alignment), with_alignment=True)
+        assert (scale.unit, scale.alignment) == (unit, steps)
+    assert scaling(Instance.from_tuples([(0, 1, 6), (0, 1, 9)]), with_alignment=True).unit == 3
+    # Solved in 1024-byte units: 3072 and 1024 bytes live at op 0, 2048 and 1024 at op 1.
+    instance = Instance.from_tuples(sizes)
+    for method in EXACT:
+        assert run(instance, method, Problem.OFFSETS).objective == 4096
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("name, arena", [("A", 1048576), ("F", 1048576)])
+def test_cpsat_packs_minimalloc_instances_bottom_up_at_their_bound(name, arena,
+                                                                  minimalloc_dir):
+    # The feasibility model at the max breadth, with the bottom-up search strategy: CP-SAT's
+    # fixed-search worker packs A and F in about a second (without the strategy neither is
+    # packed in 60 s: paper/results/minimalloc).
+    instance = load_instance(minimalloc_dir / "challenging" / f"{name}.1048576.csv")
+    result = solve(instance, "cpsat", "offsets", time_limit=60, workers=2, seed=0,
+                   warm_start=False, search_bound=0.0)
+    assert result.valid and result.status is Status.OPTIMAL and result.objective == arena
+    assert result.info["part_info"][0]["feasibility_status"] == "OPTIMAL"
 
 
 @pytest.mark.parametrize("method", SOLVERS)

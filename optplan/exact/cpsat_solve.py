@@ -40,10 +40,24 @@ def cpsat_solver(*, time_limit, workers, seed, solver_params):
         if not hasattr(solver.parameters, name):
             raise InputError(f"CP-SAT has no parameter {name!r}", field=name)
         try:
-            setattr(solver.parameters, name, value)
-        except (TypeError, ValueError):
+            if isinstance(value, (list, tuple)):  # a repeated field (empty here), e.g.
+                getattr(solver.parameters, name).extend(value)  # ``subsolvers``
+            else:
+                setattr(solver.parameters, name, value)
+        except (TypeError, ValueError, AttributeError):
             raise InputError(f"CP-SAT rejects the value {value!r}", field=name) from None
     return solver
+
+
+def fixed_search_params(workers: int) -> dict:
+    """Solver parameters under which a worker follows the model's search strategy: with two
+    workers or more, the ``fixed`` worker beside the default one (the portfolio of two
+    workers otherwise leaves the strategy to the default worker, which mixes it with its
+    own); with one, the fixed search itself."""
+    if workers >= 2:
+        return {"subsolvers": ["fixed", "default_lp"]}
+    branching = type(cp_model().CpSolver().parameters).SearchBranching
+    return {"search_branching": branching.FIXED_SEARCH}
 
 
 @dataclass

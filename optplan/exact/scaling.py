@@ -56,13 +56,17 @@ class Scaling:
 
 
 def scaling(instance: Instance, *, with_alignment: bool) -> Scaling:
-    """The gcd scaling of ``instance``; ``with_alignment`` (offsets) counts the alignment."""
+    """The gcd scaling of ``instance``; ``with_alignment`` (offsets) counts an alignment above
+    one byte. Without one, offsets in multiples of the sizes' gcd lose nothing: letting every
+    tensor of a packing drop until it rests on another (or on 0) never raises the arena, and
+    leaves each offset a sum of sizes."""
     values = [r.size for r in instance.records]
-    if with_alignment:
+    aligned = with_alignment and instance.alignment > 1
+    if aligned:
         values.append(instance.alignment)
     unit = math.gcd(*values) if values else 1
     unit = unit or 1
-    alignment = instance.alignment // unit if with_alignment else 1
+    alignment = instance.alignment // unit if aligned else 1
     return Scaling(unit, tuple(r.size // unit for r in instance.records), alignment)
 
 
