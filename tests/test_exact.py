@@ -141,14 +141,16 @@ def test_unaligned_offsets_are_scaled_by_the_sizes_gcd():
 
 
 @pytest.mark.peer
-@pytest.mark.parametrize("name, arena", [("A", 1048576), ("F", 1048576)])
-def test_cpsat_packs_minimalloc_instances_bottom_up_at_their_bound(name, arena,
+@pytest.mark.parametrize("name, arena, workers", [("A", 1048576, 2), ("F", 1048576, 2),
+                                                 ("A", 1048576, 1)])
+def test_cpsat_packs_minimalloc_instances_bottom_up_at_their_bound(name, arena, workers,
                                                                   minimalloc_dir):
     # The feasibility model at the max breadth, with the bottom-up search strategy: CP-SAT's
-    # fixed-search worker packs A and F in about a second (without the strategy neither is
-    # packed in 60 s: paper/results/minimalloc).
+    # fixed-search worker (with two workers; the fixed search itself with one) packs A and F
+    # in about a second (without the strategy A is not packed in 60 s; F is, by the gcd
+    # units alone).
     instance = load_instance(minimalloc_dir / "challenging" / f"{name}.1048576.csv")
-    result = solve(instance, "cpsat", "offsets", time_limit=60, workers=2, seed=0,
+    result = solve(instance, "cpsat", "offsets", time_limit=60, workers=workers, seed=0,
                    warm_start=False, search_bound=0.0)
     assert result.valid and result.status is Status.OPTIMAL and result.objective == arena
     assert result.info["part_info"][0]["feasibility_status"] == "OPTIMAL"

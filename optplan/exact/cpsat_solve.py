@@ -56,8 +56,8 @@ def fixed_search_params(workers: int) -> dict:
     own); with one, the fixed search itself."""
     if workers >= 2:
         return {"subsolvers": ["fixed", "default_lp"]}
-    branching = type(cp_model().CpSolver().parameters).SearchBranching
-    return {"search_branching": branching.FIXED_SEARCH}
+    from ortools.sat.python.cp_model_helper import SatParameters
+    return {"search_branching": SatParameters.FIXED_SEARCH}
 
 
 @dataclass
