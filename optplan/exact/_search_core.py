@@ -42,6 +42,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from optplan.errors import SolverRangeError
+from optplan.exact.scaling import offset_unit
 
 __all__ = ["SearchParams", "Prepared", "prepare", "decide", "jittered", "TIMEOUT", "PREORDERS",
            "ENGINES"]
@@ -140,12 +141,7 @@ def prepare(first_ops, last_ops, sizes, alignment: int = 1) -> Prepared:
     last_ops = np.asarray(last_ops, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     n = len(sizes)
-    # Lowest-offset packings have offsets that are sums of sizes (rounded up to the alignment),
-    # so offsets may be restricted to multiples of the sizes' gcd when there is no alignment.
-    scale = int(np.gcd.reduce(sizes)) if n else 1
-    if alignment > 1:
-        scale = int(np.gcd(scale, alignment))
-    scaled_alignment = max(1, alignment // scale) if alignment > 1 else 1
+    scale, scaled_alignment = offset_unit(sizes.tolist(), alignment)
     points = np.unique(np.concatenate([first_ops, last_ops + 1])) if n else np.zeros(0, int)
     start = np.searchsorted(points, first_ops)
     end = np.searchsorted(points, last_ops + 1)

@@ -403,7 +403,8 @@ def build_offsets_model(instance: Instance, sizes, alignment: int, *, lower: int
     worker then decides most of MiniMalloc's challenging suite in seconds, where its default
     search finds nothing.
     """
-    model = cp_model().CpModel()
+    cp = cp_model()
+    model = cp.CpModel()
     n = len(instance)
     lifetimes = trimmed_lifetimes(instance)
     points = sorted({p for life in lifetimes if life is not None for p in life})
@@ -441,7 +442,6 @@ def build_offsets_model(instance: Instance, sizes, alignment: int, *, lower: int
     if symmetry_breaking:
         _break_symmetries(model, instance, sizes, alignment, u, arena, mirror=not bottom_up)
     if bottom_up:
-        cp = cp_model()
         order = sorted(time, key=lambda i: (lifetimes[i][0], -sizes[i], i))
         model.add_decision_strategy([u[i] for i in order], cp.CHOOSE_LOWEST_MIN,
                                     cp.SELECT_MIN_VALUE)

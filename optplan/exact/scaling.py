@@ -25,7 +25,7 @@ from optplan.errors import SolverRangeError
 from optplan.model import Instance
 
 __all__ = ["CPSAT_LIMIT", "MILP_LIMIT", "MILP_BIG_M_LIMIT", "MILP_PROOF_LIMIT", "Scaling",
-           "scaling", "check_range", "check_values", "proven_bound", "milp_proof_trusted"]
+           "scaling", "offset_unit", "check_range", "check_values", "proven_bound", "milp_proof_trusted"]
 
 CPSAT_LIMIT = 2 ** 60
 """CP-SAT works on int64 and rejects models whose linear sums could overflow; every scaled
@@ -55,19 +55,24 @@ class Scaling:
     alignment: int
 
 
+def offset_unit(sizes, alignment: int) -> tuple[int, int]:
+    """The unit offsets are counted in and the alignment in that unit: the sizes' gcd, joined
+    by an alignment above one byte. Without one, offsets in multiples of the sizes' gcd lose
+    nothing: letting every tensor of a packing drop until it rests on another (or on 0) never
+    raises the arena, and leaves each offset a sum of sizes."""
+    values = [int(size) for size in sizes]
+    if alignment > 1:
+        values.append(alignment)
+    unit = (math.gcd(*values) if values else 1) or 1
+    return unit, (alignment // unit if alignment > 1 else 1)
+
+
 def scaling(instance: Instance, *, with_alignment: bool) -> Scaling:
     """The gcd scaling of ``instance``; ``with_alignment`` (offsets) counts an alignment above
-    one byte. Without one, offsets in multiples of the sizes' gcd lose nothing: letting every
-    tensor of a packing drop until it rests on another (or on 0) never raises the arena, and
-    leaves each offset a sum of sizes."""
-    values = [r.size for r in instance.records]
-    aligned = with_alignment and instance.alignment > 1
-    if aligned:
-        values.append(instance.alignment)
-    unit = math.gcd(*values) if values else 1
-    unit = unit or 1
-    alignment = instance.alignment // unit if aligned else 1
-    return Scaling(unit, tuple(r.size // unit for r in instance.records), alignment)
+    one byte (:func:`offset_unit`)."""
+    sizes = [r.size for r in instance.records]
+    unit, alignment = offset_unit(sizes, instance.alignment if with_alignment else 1)
+    return Scaling(unit, tuple(size // unit for size in sizes), alignment)
 
 
 def check_range(instance: Instance, scale: Scaling, limit: int, solver: str) -> None:
