@@ -112,8 +112,10 @@ class ProblemSpec:
     solution_suffix
         The suffix of solution files (``.csv``, ``.json``).
     warm_start
-        Heuristics (registered names) an exact method tries first for its warm start, fast
-        and strong ones first; the other registered heuristics follow.
+        Heuristics (registered names) an exact method starts from, fast and strong ones
+        first; the best valid answer wins, the earlier one on a tie. The built-in problems
+        end with ``mxnet``, the one heuristic that honours in-place pairs (on an instance
+        without a graph it fails and is skipped).
     packages
         Packages whose modules register this problem's methods (walked by the registry).
     aliases

@@ -175,6 +175,20 @@ def test_offsets_are_stacked_blocks_with_alignment():
     assert result.objective == 192
 
 
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_exact_methods_start_from_the_in_place_reuse(problem, monkeypatch):
+    """``mxnet`` is the one heuristic that honours in-place pairs, so the exact methods' warm
+    start includes it: on the chain the pair-blind heuristics need 200 bytes (a and b both
+    live at relu), MXNet's reuse 112, the optimum. A MILP too large to build returns its
+    warm start, so it shows which one that was."""
+    from optplan.exact import milp
+    monkeypatch.setattr(milp, "MODEL_TERMS_LIMIT", 0)
+    result = solve(lifetimes(CHAIN), "milp_highs", problem, inplace=True, time_limit=30)
+    assert result.valid and result.objective == 112
+    assert result.info["warm_start"] == "mxnet"
+    assert result.info["warm_start_candidates"]["greedy_by_size"] >= 200
+
+
 def test_missing_graph_is_an_input_error():
     with pytest.raises(InputError, match="mxnet needs the network graph") as error:
         solve(Instance.from_tuples([(0, 1, 8)]), "mxnet", Problem.OFFSETS)
