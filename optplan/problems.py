@@ -113,9 +113,10 @@ class ProblemSpec:
         The suffix of solution files (``.csv``, ``.json``).
     warm_start
         Heuristics (registered names) an exact method starts from, fast and strong ones
-        first; the best valid answer wins, the earlier one on a tie. The built-in problems
-        end with ``mxnet``, the one heuristic that honours in-place pairs (on an instance
-        without a graph it fails and is skipped).
+        first; the best valid answer wins, the earlier one on a tie.
+    inplace_warm_start
+        Heuristics tried after ``warm_start`` when the instance has in-place pairs: the ones
+        that use them (``mxnet`` for shared objects and offsets; the others ignore the pairs).
     packages
         Packages whose modules register this problem's methods (walked by the registry).
     aliases
@@ -138,6 +139,7 @@ class ProblemSpec:
     prepare: Callable[..., Any] | None = None
     solution_suffix: str = ".csv"
     warm_start: tuple[str, ...] = ()
+    inplace_warm_start: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
     aliases: tuple[str, ...] = field(default=())
 

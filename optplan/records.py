@@ -37,8 +37,8 @@ SHARED_OBJECTS = register_problem(ProblemSpec(
     objective=lambda instance, solution: solution.total_size,
     objective_name="sum of object sizes", unit="bytes",
     options=("alignment", "inplace"), prepare=_without_pairs_unless,
-    warm_start=("greedy_by_breadth", "greedy_by_size", "greedy_in_order", "greedy_best",
-                "mxnet"),
+    warm_start=("greedy_by_breadth", "greedy_by_size", "greedy_in_order", "greedy_best"),
+    inplace_warm_start=("mxnet",),
     aliases=("shared_objects",)))
 
 OFFSETS = register_problem(ProblemSpec(
@@ -52,4 +52,5 @@ OFFSETS = register_problem(ProblemSpec(
     objective_name="arena size", unit="bytes",
     options=("alignment", "inplace"), prepare=_without_pairs_unless,
     warm_start=("greedy_by_size", "strip_packing_best_fit", "xla_best_fit", "tflite_arena",
-                "greedy_by_breadth", "nntrainer_v3", "best_fit", "first_fit", "mxnet")))
+                "greedy_by_breadth", "nntrainer_v3", "best_fit", "first_fit"),
+    inplace_warm_start=("mxnet",)))

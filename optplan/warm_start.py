@@ -4,7 +4,8 @@ An exact method takes ``warm_start`` and ``initial_solution`` (the keyword contr
 :mod:`optplan.registry`). ``warm_start`` is
 
 * ``True`` (the default): the problem's warm-start heuristics (``ProblemSpec.warm_start``,
-  fast and strong ones first);
+  fast and strong ones first, then ``ProblemSpec.inplace_warm_start`` when the instance has
+  in-place pairs);
 * ``False``: none;
 * a sequence of candidates: registered heuristic names, callables ``instance -> solution``,
   or solutions.
@@ -61,10 +62,13 @@ class WarmStart:
                 "warm_start_candidates": dict(self.tried)}
 
 
-def candidates_of(spec: ProblemSpec, warm_start) -> list[tuple[str, Any]]:
-    """``(source, candidate)`` pairs for the ``warm_start`` argument of an exact method."""
+def candidates_of(spec: ProblemSpec, warm_start, instance=None) -> list[tuple[str, Any]]:
+    """``(source, candidate)`` pairs for the ``warm_start`` argument of an exact method on
+    ``instance`` (whose in-place pairs, if any, add the heuristics that use them)."""
     if warm_start is True:
         items = list(spec.warm_start)
+        if getattr(instance, "inplace_pairs", ()):
+            items += spec.inplace_warm_start
     elif warm_start is False or warm_start is None:
         items = []
     elif isinstance(warm_start, (str, bytes)) or not hasattr(warm_start, "__iter__"):
@@ -96,7 +100,7 @@ def warm_start(instance, problem, warm_start=True, initial_solution=None, *, bud
     model its upper bound even without heuristics), evaluated within ``budget``."""
     spec = get_problem(problem)
     items = [] if initial_solution is None else [("initial_solution", initial_solution)]
-    items += candidates_of(spec, warm_start)
+    items += candidates_of(spec, warm_start, instance)
     if construction is not None:
         items.append((construction.__name__, construction))
     start = budget.elapsed()

@@ -178,7 +178,7 @@ def test_offsets_are_stacked_blocks_with_alignment():
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_exact_methods_start_from_the_in_place_reuse(problem, monkeypatch):
     """``mxnet`` is the one heuristic that honours in-place pairs, so the exact methods' warm
-    start includes it: on the chain the pair-blind heuristics need 200 bytes (a and b both
+    start includes it when the instance has pairs: on the chain the pair-blind heuristics need 200 bytes (a and b both
     live at relu), MXNet's reuse 112, the optimum. A MILP too large to build returns its
     warm start, so it shows which one that was."""
     from optplan.exact import milp
@@ -187,6 +187,9 @@ def test_exact_methods_start_from_the_in_place_reuse(problem, monkeypatch):
     assert result.valid and result.objective == 112
     assert result.info["warm_start"] == "mxnet"
     assert result.info["warm_start_candidates"]["greedy_by_size"] >= 200
+    # Without the pairs the pair-blind list is the warm start: MXNet's reuse is not tried.
+    plain = solve(lifetimes(CHAIN), "milp_highs", problem, time_limit=30)
+    assert plain.valid and "mxnet" not in plain.info["warm_start_candidates"]
 
 
 def test_missing_graph_is_an_input_error():
