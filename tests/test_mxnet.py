@@ -178,9 +178,9 @@ def test_offsets_are_stacked_blocks_with_alignment():
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_exact_methods_start_from_the_in_place_reuse(problem, monkeypatch):
     """``mxnet`` is the one heuristic that honours in-place pairs, so the exact methods' warm
-    start includes it when the instance has pairs: on the chain the pair-blind heuristics need 200 bytes (a and b both
-    live at relu), MXNet's reuse 112, the optimum. A MILP too large to build returns its
-    warm start, so it shows which one that was."""
+    start includes it when the instance has pairs: on the chain the pair-blind heuristics
+    need 200 bytes (a and b both live at relu), MXNet's reuse 112, the optimum. A MILP too
+    large to build returns its warm start, so it shows which one that was."""
     from optplan.exact import milp
     monkeypatch.setattr(milp, "MODEL_TERMS_LIMIT", 0)
     result = solve(lifetimes(CHAIN), "milp_highs", problem, inplace=True, time_limit=30)

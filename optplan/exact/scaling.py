@@ -25,7 +25,8 @@ from optplan.errors import SolverRangeError
 from optplan.model import Instance
 
 __all__ = ["CPSAT_LIMIT", "MILP_LIMIT", "MILP_BIG_M_LIMIT", "MILP_PROOF_LIMIT", "Scaling",
-           "scaling", "offset_unit", "check_range", "check_values", "proven_bound", "milp_proof_trusted"]
+           "scaling", "offset_unit", "check_range", "check_values", "proven_bound",
+           "milp_proof_trusted"]
 
 CPSAT_LIMIT = 2 ** 60
 """CP-SAT works on int64 and rejects models whose linear sums could overflow; every scaled
@@ -63,7 +64,7 @@ def offset_unit(sizes, alignment: int) -> tuple[int, int]:
     values = [int(size) for size in sizes]
     if alignment > 1:
         values.append(alignment)
-    unit = (math.gcd(*values) if values else 1) or 1
+    unit = math.gcd(*values) or 1  # gcd() of nothing is 0
     return unit, (alignment // unit if alignment > 1 else 1)
 
 
