@@ -139,7 +139,7 @@ SEARCH_RUN = "search"
 """``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
 (:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
 SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl",
-                "seeds.jsonl", "orders.jsonl", "complete.jsonl")
+                "seeds.jsonl", "orders.jsonl", "complete.jsonl", "bands.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -770,6 +770,27 @@ def search_complete_macros(rows) -> dict[str, str]:
     if unpacked:
         note += f" (no beam packed {_words(unpacked)})"
     return {"SearchCompleteNote": note}
+
+
+def search_bands_macros(rows) -> dict[str, str]:
+    """``SearchBandsNote``: what ``bench/search_bands.py``'s runs (rows, one per run, in the
+    order they ran) did to the packing each started from, in how long, with which seed."""
+    def clause(row) -> str:
+        name, minutes = row["instance"], f"{row['seconds'] / 60:.0f} minutes"
+        if row["best_bytes"] >= row["start_bytes"]:
+            return (f"leaves {name}'s packing at {_thousands(row['start_bytes'])} bytes for "
+                    f"{minutes} (seed {row['seed']})")
+        gap = 100 * (row["best_bytes"] - row["max_breadth"]) / row["max_breadth"]
+        return (f"lowers {name}'s packing from {_thousands(row['start_bytes'])} to "
+                f"{_thousands(row['best_bytes'])} bytes ({gap:.2f}\\,\\% above its max "
+                f"breadth) {row['packings'][-1]['seconds']:.0f}\\,s into a run of {minutes} "
+                f"(seed {row['seed']})")
+
+    if not rows:
+        return {"SearchBandsNote": "no packing was repacked"}
+    workers = _words(sorted({str(row["workers"]) for row in rows}))
+    return {"SearchBandsNote": "band repacking " + ", then ".join(map(clause, rows))
+            + f" ({workers} CP-SAT workers)"}
 
 
 def _open_windows(windows) -> str:
@@ -1542,7 +1563,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     make_report(run_dirs, out_dir, results=report_rows)
 
     macros: dict[str, str] = {}
-    before_after, long_runs, windows, seeds, orders, completed = (
+    before_after, long_runs, windows, seeds, orders, completed, banded = (
         read_jsonl(Path(search_dir) / name)
         if search_dir is not None and (Path(search_dir) / name).is_file() else []
         for name in SEARCH_FILES)
@@ -1569,7 +1590,8 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                                              search_runs_table(long_runs))
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
                    | search_long_macros(long_runs, search_dir) | search_orders_macros(orders)
-                   | search_beam_macros(before_after) | search_complete_macros(completed))
+                   | search_beam_macros(before_after) | search_complete_macros(completed)
+                   | search_bands_macros(banded))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

@@ -475,6 +475,34 @@ OMNIMALLOC = ",".join(name for name in PEER_METHODS if name.startswith("omnimall
 RUNTIME = ["--method", "greedy_by_size", "--time-limit", "2", "--workers", "1", "--inputs", "1",
            "--out", "{tmp}/runtimes"]
 
+def check_search_bands(stdout, tmp_path, command):
+    """A few seconds of band repacking from J's committed 998,400-byte packing: each row a
+    lower arena (validated by the script), the packing written is the best and the
+    independent validator accepts it, and the JSON line says how it was run."""
+    from optplan.formats.minimalloc_csv import read_minimalloc_csv
+    from optplan.formats.solution_csv import read_solution_csv
+    from optplan.validate import validate_offsets
+
+    lines = stdout.splitlines()
+    below = lines[lines.index(next(line for line in lines if line.split() == [
+        "bytes", "seconds", "step"])) + 1:]
+    rows = [number(line.split()[0]) for line in below[:below.index("")]]  # may be none
+    assert rows == sorted(set(rows), reverse=True) and all(989184 <= r < 998400 for r in rows)
+    [row] = json_rows(tmp_path / "bands.jsonl", (
+        "instance", "best_bytes", "max_breadth", "steps", "packings", "workers", "seed",
+        "time_limit", "step_seconds", "band"))
+    assert [p["capacity"] for p in row["packings"]] == rows
+    assert row["best_bytes"] == (rows[-1] if rows else 998400) and row["start_bytes"] == 998400
+    assert (row["max_breadth"], row["workers"], row["seed"], row["band"]) == (
+        989184, 2, 0, 300 * 1024)
+    assert row["steps"] >= 1 and not row["interrupted"] and row["time_limit"] == 8
+    assert f"J: {row['best_bytes']:,} bytes after {row['steps']} steps" in stdout
+    instance = read_minimalloc_csv(Path(option(command, "--suite")) / "J.1048576.csv")
+    solution = read_solution_csv(instance, "offsets", tmp_path / "J.csv")
+    assert validate_offsets(instance, solution) == []
+    assert solution.arena_size == row["best_bytes"]
+
+
 RUNS = [
     pytest.param("cli.py", ["--runs", "1", "--command=--help", "--command=methods"], check_cli,
                  id="cli"),
@@ -545,6 +573,11 @@ RUNS = [
                                     "100,0", "--widths", "5,50", "--seeds", "0-1",
                                     "--per-parent", "2", "--jsonl", "{tmp}/beam.jsonl"],
                  check_search_beam, id="search-beam-A", marks=pytest.mark.peer),
+    pytest.param("search_bands.py", ["--suite", "{minimalloc}", "--start",
+                                     "paper/results/search/J.998400.offsets.csv", "--seconds",
+                                     "8", "--step-seconds", "4", "--jsonl",
+                                     "{tmp}/bands.jsonl", "--write", "{tmp}/J.csv"],
+                 check_search_bands, id="search-bands-J", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
     pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
@@ -635,3 +668,21 @@ def test_search_complete_keeps_what_it_packed_when_interrupted(minimalloc_dir, t
     assert row["interrupted"] is True and packed
     assert row["reached"] == [packed[-1]["first"], 71] and row["packed"] == packed[-1]["tensors"]
     assert f"interrupted; packed sections {packed[-1]['first']}:71" in stdout
+
+
+@pytest.mark.parametrize(("arguments", "first"), [
+    (["--instances", "J", "--start", "no-such.csv"], "no-such.csv"),
+    (["--instances", "A", "--start", "paper/results/search/J.998400.offsets.csv"],
+     "paper/results/search/J.998400.offsets.csv"),
+    (["--instances", "A,J", "--start", "paper/results/search/J.998400.offsets.csv"],
+     "--instances"),
+    (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
+      "--seconds", "0"], "--seconds"),
+    (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
+      "--workers", "0"], "--workers")])
+def test_search_bands_refuses_bad_input(arguments, first, minimalloc_dir):
+    done = subprocess.run([sys.executable, "bench/search_bands.py", "--suite",
+                           str(minimalloc_dir / "challenging"), *arguments],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(first) and len(done.stderr.splitlines()) == 1

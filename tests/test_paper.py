@@ -281,6 +281,31 @@ def test_the_completion_note_is_the_committed_runs(generated):
     assert build.search_complete_macros([]) == {"SearchCompleteNote": "no window was grown"}
 
 
+def test_the_bands_note_is_the_committed_runs(generated):
+    """``SearchBandsNote`` says what each committed run of ``bench/search_bands.py`` did to
+    its packing: lowered it (to which arena) or left it."""
+    rows = _search_rows("bands.jsonl")
+    note = _defined_macros(generated / "macros.tex")["SearchBandsNote"]
+    assert rows
+    for row in rows:
+        start, best = (f"{row[key]:,}".replace(",", "\\,") for key in ("start_bytes",
+                                                                       "best_bytes"))
+        assert (f"lowers {row['instance']}'s packing from {start} to {best} bytes ("
+                if row["best_bytes"] < row["start_bytes"]
+                else f"leaves {row['instance']}'s packing at {start} bytes") in note
+    build = _build_module()
+    lowered = {"instance": "Z", "start_bytes": 1100, "best_bytes": 1010, "max_breadth": 1000,
+               "seconds": 600.0, "workers": 2, "seed": 0,
+               "packings": [{"capacity": 1050, "seconds": 3.0}, {"capacity": 1010,
+                                                                "seconds": 42.4}]}
+    left = lowered | {"start_bytes": 1010, "seconds": 300.0, "seed": 1, "packings": []}
+    assert build.search_bands_macros([lowered, left]) == {"SearchBandsNote": (
+        "band repacking lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% above "
+        "its max breadth) 42\\,s into a run of 10 minutes (seed 0), then leaves Z's packing "
+        "at 1\\,010 bytes for 5 minutes (seed 1) (2 CP-SAT workers)")}
+    assert build.search_bands_macros([]) == {"SearchBandsNote": "no packing was repacked"}
+
+
 def test_the_window_note_is_the_committed_windows(generated):
     """``SearchWindowNote`` counts the committed windows of ``bench/search_windows.py`` and
     names, per instance, the most tensors a window packed at the max breadth; a refuted

@@ -1,0 +1,139 @@
+"""Band repacking (optplan.exact.bands): every packing it returns is valid, never above the
+one it started from nor below the brute-force optimum, and it reaches the optimum on small
+instances."""
+
+from __future__ import annotations
+
+import doctest
+import random
+from pathlib import Path
+
+import pytest
+
+from optplan import lower_bound, solve
+from optplan.analysis.load import read_jsonl
+from optplan.exact import bands
+from optplan.exact._search_core import prepare
+from optplan.exact.bands import arena, band_step, overflow, repack_bands
+from optplan.exact.offsets_bound import breadth_capacity
+from optplan.formats.minimalloc_csv import read_minimalloc_csv
+from optplan.formats.solution_csv import read_solution_csv
+from optplan.model import Instance, OffsetsSolution
+from optplan.validate import validate_offsets
+
+
+def random_instance(seed: int, n: int = 8, alignment: int = 1) -> Instance:
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        first = rng.randrange(10)
+        rows.append((first, first + rng.randrange(6), 16 * rng.randint(1, 9)))
+    return Instance.from_tuples(rows, alignment=alignment)
+
+
+def stacked(prep) -> list[int]:
+    """Every buffer above all the ones before it (a valid packing, usually far from the
+    best): scaled offsets, multiples of the alignment."""
+    offsets, top = [], 0
+    for size in prep.sizes:
+        offsets.append(top)
+        top += -(-size // prep.alignment) * prep.alignment
+    return offsets
+
+
+def valid_bytes(instance: Instance, prep, offsets) -> int:
+    """The arena of the scaled ``offsets`` after the independent validator passed them."""
+    solution = OffsetsSolution.from_offsets(instance, [o * prep.scale for o in offsets])
+    assert validate_offsets(instance, solution) == []
+    return solution.arena_size
+
+
+def rounded(instance: Instance, arena_bytes: int) -> int:
+    """The objective of an arena: rounded up to the alignment, as every method reports it."""
+    return -(-arena_bytes // instance.alignment) * instance.alignment
+
+
+def test_docstring_examples_hold():
+    result = doctest.testmod(bands)
+    assert result.attempted == 6 and result.failed == 0  # overflow 3, repack_bands 3
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("alignment", [1, 48])
+def test_repacking_stays_valid_and_reaches_the_brute_force_optimum(seed, alignment):
+    instance = random_instance(seed, alignment=alignment)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    start = stacked(prep)
+    optimum = solve(instance, "brute_force", "offsets").objective
+    found = repack_bands(prep, start, floor=breadth_capacity(instance, prep), max_steps=60,
+                         band=max(prep.sizes) * 3, workers=1, seed=seed)
+    arena_bytes = valid_bytes(instance, prep, found.offsets)
+    assert arena_bytes == found.capacity * prep.scale
+    assert optimum <= rounded(instance, arena_bytes) <= rounded(
+        instance, valid_bytes(instance, prep, start))
+    # Eight buffers: bands three sizes tall free most of them, and CP-SAT places them best.
+    assert rounded(instance, arena_bytes) == optimum
+    capacities = [row["capacity"] for row in found.packings]
+    assert capacities == sorted(set(capacities), reverse=True)
+    assert (capacities[-1] if capacities else arena(prep, start)) == found.capacity
+    assert [row["step"] for row in found.packings] == sorted(row["step"] for row in
+                                                             found.packings)
+    assert all(offset % prep.alignment == 0 for offset in found.offsets)
+
+
+def test_a_step_keeps_the_buffers_it_does_not_free_and_lowers_the_overflow():
+    # Three buffers in one section stacked 0, 2, 5 (sizes 2, 3, 1; arena 6, breadth 6):
+    # nothing can go lower, and a step aiming at 5 with every buffer free overflows 1.
+    prep = prepare([0, 0, 0, 1], [0, 0, 0, 1], [2, 3, 1, 4])
+    offsets = [0, 2, 5, 1]  # the fourth lives apart, above where it needs to be
+    assert overflow(prep, offsets, 5) == 1 and overflow(prep, offsets, 4) == 4
+    moved = band_step(prep, offsets, 4, [3], seconds=5, seed=0, workers=1)
+    assert moved[:3] == offsets[:3] and moved[3] == 0  # the kept ones stay; 3 drops to 0
+    assert band_step(prep, offsets, 4, [], seconds=5, seed=0, workers=1) == offsets
+    everything = band_step(prep, offsets, 5, [0, 1, 2, 3], seconds=5, seed=0, workers=1)
+    assert overflow(prep, everything, 5) == 1  # the section needs 6
+
+
+def test_a_packing_at_the_floor_is_returned_as_it_is():
+    prep = prepare([0, 1, 2], [1, 2, 3], [2, 1, 2])
+    found = repack_bands(prep, [0, 2, 0], floor=3, workers=1)
+    assert (found.offsets, found.capacity, found.steps, found.packings) == (
+        [0, 2, 0], 3, 0, [])
+
+
+def test_a_stop_ends_the_run_before_its_next_step():
+    instance = random_instance(3)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    asked = []
+    found = repack_bands(prep, stacked(prep), floor=0, workers=1,
+                         stop=lambda: asked.append(1) or len(asked) > 2)
+    assert found.steps == 2
+
+
+@pytest.mark.peer
+def test_the_committed_band_repackings_of_j_are_its_best_known_packings(minimalloc_dir):
+    """Each run of ``bench/search_bands.py`` in ``bands.jsonl`` started from a committed
+    packing of J (the beam's 998,400 bytes, or the best packing of the run before it); the
+    lower packing it wrote is committed as ``J.<arena>.offsets.csv`` and passes
+    the independent validator at the arena the run recorded, above the max breadth (J's
+    optimum stays unknown); a run that found nothing lower wrote nothing new. The last run's
+    is the lowest packing of J committed."""
+    results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
+    rows = read_jsonl(results / "bands.jsonl")
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "J.1048576.csv")
+    committed = {}
+    for path in results.glob("J.*.offsets.csv"):
+        solution = read_solution_csv(instance, "offsets", path)
+        assert validate_offsets(instance, solution) == []
+        committed[path.name] = solution.arena_size
+    assert set(committed) == {"J.998400.offsets.csv"} | {
+        f"J.{row['best_bytes']}.offsets.csv" for row in rows}
+    assert rows[0]["start"] == "J.998400.offsets.csv"
+    for before, row in zip([None] + rows, rows):
+        assert before is None or row["start"] == f"J.{before['best_bytes']}.offsets.csv"
+        assert committed[row["start"]] == row["start_bytes"] >= row["best_bytes"]
+        assert committed[f"J.{row['best_bytes']}.offsets.csv"] == row["best_bytes"]
+        assert [p["capacity"] for p in row["packings"]][-1:] == (
+            [row["best_bytes"]] if row["best_bytes"] < row["start_bytes"] else [])
+        assert row["max_breadth"] == lower_bound(instance, "offsets") < row["best_bytes"]
+    assert min(committed.values()) == rows[-1]["best_bytes"]
