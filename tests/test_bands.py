@@ -18,6 +18,7 @@ from optplan.exact.bands import arena, band_step, overflow, repack_bands
 from optplan.exact.offsets_bound import breadth_capacity
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.formats.solution_csv import read_solution_csv
+from optplan.heuristics.constructions import stacked_offsets
 from optplan.model import Instance, OffsetsSolution
 from optplan.validate import validate_offsets
 
@@ -31,14 +32,10 @@ def random_instance(seed: int, n: int = 8, alignment: int = 1) -> Instance:
     return Instance.from_tuples(rows, alignment=alignment)
 
 
-def stacked(prep) -> list[int]:
+def stacked(instance: Instance, prep) -> list[int]:
     """Every buffer above all the ones before it (a valid packing, usually far from the
-    best): scaled offsets, multiples of the alignment."""
-    offsets, top = [], 0
-    for size in prep.sizes:
-        offsets.append(top)
-        top += -(-size // prep.alignment) * prep.alignment
-    return offsets
+    best), in ``prep``'s scaled units."""
+    return [offset // prep.scale for offset in stacked_offsets(instance).offsets]
 
 
 def valid_bytes(instance: Instance, prep, offsets) -> int:
@@ -63,7 +60,7 @@ def test_docstring_examples_hold():
 def test_repacking_stays_valid_and_reaches_the_brute_force_optimum(seed, alignment):
     instance = random_instance(seed, alignment=alignment)
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    start = stacked(prep)
+    start = stacked(instance, prep)
     optimum = solve(instance, "brute_force", "offsets").objective
     found = repack_bands(prep, start, floor=breadth_capacity(instance, prep), max_steps=60,
                          band=max(prep.sizes) * 3, workers=1, seed=seed)
@@ -105,7 +102,7 @@ def test_a_stop_ends_the_run_before_its_next_step():
     instance = random_instance(3)
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
     asked = []
-    found = repack_bands(prep, stacked(prep), floor=0, workers=1,
+    found = repack_bands(prep, stacked(instance, prep), floor=0, workers=1,
                          stop=lambda: asked.append(1) or len(asked) > 2)
     assert found.steps == 2
 

@@ -39,7 +39,8 @@ import time
 from dataclasses import dataclass, field
 
 from optplan.exact._search_core import Prepared
-from optplan.exact.cpsat_solve import cp_model
+from optplan.exact.budget import Budget
+from optplan.exact.cpsat_solve import cp_model, solve_model
 from optplan.exact.offsets_bound import granule
 
 __all__ = ["BandsResult", "repack_bands", "band_step", "overflow"]
@@ -82,8 +83,7 @@ def band_step(prep: Prepared, offsets: list[int], target: int, free: list[int], 
     in ``offsets`` (a packing), minimising their total overflow above ``target``, within the
     packing's arena; offsets stay multiples of the alignment. Returns the new offsets (all
     buffers), or None when CP-SAT had none within ``seconds``."""
-    cp = cp_model()
-    model = cp.CpModel()
+    model = cp_model().CpModel()
     top, align, free_set = arena(prep, offsets), prep.alignment, set(free)
     times, spans, placed, excess = [], [], {}, []
     for i, size in enumerate(prep.sizes):
@@ -100,13 +100,11 @@ def band_step(prep: Prepared, offsets: list[int], target: int, free: list[int], 
             spans.append(model.new_fixed_size_interval_var(offsets[i], size, ""))
     model.add_no_overlap_2d(times, spans)
     model.minimize(sum(excess))
-    solver = cp.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    solver.parameters.max_time_in_seconds = seconds
-    if solver.solve(model) not in (cp.OPTIMAL, cp.FEASIBLE):
+    run = solve_model(model, placed, budget=Budget(seconds), workers=workers, seed=seed,
+                      solver_params=None)
+    if not run.has_solution:
         return None
-    return [align * solver.value(placed[i]) if i in placed else offset
+    return [align * run.values[i] if i in placed else offset
             for i, offset in enumerate(offsets)]
 
 
