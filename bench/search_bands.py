@@ -1,11 +1,18 @@
-"""A packing of a MiniMalloc instance lowered by band repacking; not a test.
+"""A packing of a MiniMalloc instance lowered by band or skyline repacking; not a test.
 
 Starts from a packing (``--start``: a CSV of MiniMalloc's buffer ``id`` and its ``offset``
-in bytes, as ``paper/results/search/`` keeps them) and runs
-:func:`optplan.exact.bands.repack_bands` on it for ``--seconds``: each step frees the buffers
-that meet a random band of offsets up to ``--band`` bytes tall (and those above the target),
-and CP-SAT (``--workers``, at most ``--step-seconds`` a step, seeds drawn from ``--seed``)
-places them to minimise their overflow above a target one granule below the arena. Prints
+in bytes, as ``paper/results/search/`` keeps them) and lowers it for ``--seconds``, by
+
+* ``--repack bands`` (the default), :func:`optplan.exact.bands.repack_bands`: each step frees
+  the buffers that meet a random band of offsets up to ``--band`` bytes tall (and those above
+  the target), and CP-SAT (``--workers``, at most ``--step-seconds`` a step, seeds drawn from
+  ``--seed``) places them to minimise their overflow above a target one granule below the
+  arena;
+* ``--repack skyline``, :func:`optplan.exact.skyline.repack_skyline`: each step keeps the
+  buffers below a random level and re-packs the others at that target by a beam (one of
+  ``--widths`` wide, at most ``--beam-seconds``, seeds drawn from ``--seed``; one thread).
+
+Prints
 one row per target reached (arena in bytes, seconds, step), then the best arena and its gap
 to the max breadth; ``--write`` keeps that packing as the same kind of CSV. Every packing
 goes through the independent validator. An interrupted run (SIGINT or SIGTERM, taken once
@@ -13,6 +20,7 @@ the step in progress ends) prints and writes what it found, and exits 130.
 
     python bench/search_bands.py --instances J --start paper/results/search/J.998400.offsets.csv
     python bench/search_bands.py --instances J --start J.csv --seconds 600 --write J.best.csv
+    python bench/search_bands.py --instances J --start J.csv --repack skyline --seconds 900
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from pathlib import Path
 
 from optplan.errors import InputError
 from optplan.exact.bands import BAND, repack_bands
+from optplan.exact.skyline import WIDTHS, repack_skyline
 from optplan.formats.solution_csv import read_solution_csv
 
 from search import suite_files, suite_instances, suite_parser  # bench/search.py
@@ -45,6 +54,12 @@ def parse_args(argv=None):
                         help="CP-SAT workers (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the bands and of CP-SAT's seeds (default: %(default)s)")
+    parser.add_argument("--repack", choices=("bands", "skyline"), default="bands",
+                        help="how each step moves buffers (default: %(default)s)")
+    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)),
+                        help="skyline: beam widths a step draws from (default: %(default)s)")
+    parser.add_argument("--beam-seconds", type=float, default=60.0,
+                        help="skyline: a beam's time at most (default: %(default)s)")
     parser.add_argument("--write", type=Path, help="write the best packing here (CSV)")
     return parser.parse_args(argv)
 
@@ -65,8 +80,17 @@ def main(argv=None) -> int:
     if len(files) != 1:
         print("--instances: expected one instance (the packing belongs to it)", file=sys.stderr)
         return 2
+    try:
+        widths = [int(width) for width in args.widths.split(",")]
+    except ValueError:
+        widths = [0]
+    if min(widths) <= 0:
+        print(f"--widths {args.widths}: expected positive integers, comma-separated",
+              file=sys.stderr)
+        return 2
     for flag, value in (("--seconds", args.seconds), ("--step-seconds", args.step_seconds),
-                        ("--workers", args.workers), ("--band", args.band)):
+                        ("--workers", args.workers), ("--band", args.band),
+                        ("--beam-seconds", args.beam_seconds)):
         if value is not None and value <= 0:
             print(f"{flag} {value:g}: expected a positive number", file=sys.stderr)
             return 2
@@ -93,9 +117,13 @@ def main(argv=None) -> int:
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, interrupt)
-    print(f"from {args.start.name}: {start.arena_size:,} bytes; bands up to {band * scale:,} "
-          f"bytes, CP-SAT {args.workers} workers, {args.step_seconds:g} s a step, seed "
-          f"{args.seed}")
+    if args.repack == "bands":
+        print(f"from {args.start.name}: {start.arena_size:,} bytes; bands up to "
+              f"{band * scale:,} bytes, CP-SAT {args.workers} workers, {args.step_seconds:g} s "
+              f"a step, seed {args.seed}")
+    else:
+        print(f"from {args.start.name}: {start.arena_size:,} bytes; skyline beams "
+              f"{args.widths} wide, {args.beam_seconds:g} s each at most, seed {args.seed}")
     print(f"{'bytes':>12} {'seconds':>9} {'step':>6}")
 
     def on_packing(result):
@@ -106,11 +134,15 @@ def main(argv=None) -> int:
               flush=True)
 
     began = time.perf_counter()
-    result = repack_bands(prep, [offset // scale for offset in start.offsets], floor=breadth,
-                          deadline=began + args.seconds, band=band,
-                          step_seconds=args.step_seconds, seed=args.seed,
-                          workers=args.workers, on_packing=on_packing,
-                          stop=lambda: bool(interrupted))
+    scaled = [offset // scale for offset in start.offsets]
+    common = dict(floor=breadth, deadline=began + args.seconds, seed=args.seed,
+                  on_packing=on_packing, stop=lambda: bool(interrupted))
+    if args.repack == "bands":
+        result = repack_bands(prep, scaled, band=band, step_seconds=args.step_seconds,
+                              workers=args.workers, **common)
+    else:
+        result = repack_skyline(prep, scaled, widths=widths, beam_seconds=args.beam_seconds,
+                                **common)
     seconds = time.perf_counter() - began
     offsets = [offset * scale for offset in result.offsets]
     checked_offsets(instance, offsets, result.capacity * scale)
@@ -121,13 +153,15 @@ def main(argv=None) -> int:
     if args.write:
         write_packing(args.write, instance, offsets)
     if args.jsonl:
-        row = {"instance": name, "start": args.start.name, "start_bytes": start.arena_size,
-               "best_bytes": best, "max_breadth": bound, "steps": result.steps,
-               "seconds": round(seconds, 3), "band": band * scale,
-               "step_seconds": args.step_seconds, "workers": args.workers, "seed": args.seed,
-               "time_limit": args.seconds, "interrupted": bool(interrupted),
-               "packings": [row | {"capacity": row["capacity"] * scale}
-                            for row in result.packings]}
+        how = ({"band": band * scale, "step_seconds": args.step_seconds,
+                "workers": args.workers} if args.repack == "bands" else
+               {"widths": widths, "beam_seconds": args.beam_seconds, "workers": 1})
+        row = {"instance": name, "repack": args.repack, "start": args.start.name,
+               "start_bytes": start.arena_size, "best_bytes": best, "max_breadth": bound,
+               "steps": result.steps, "seconds": round(seconds, 3)} | how | {
+               "seed": args.seed, "time_limit": args.seconds, "interrupted": bool(interrupted),
+               "packings": [row | {key: row[key] * scale for key in ("capacity", "level")
+                                   if key in row} for row in result.packings]}
         with args.jsonl.open("a") as out:
             out.write(json.dumps(row) + "\n")
     return 130 if interrupted else 0

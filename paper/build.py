@@ -773,24 +773,43 @@ def search_complete_macros(rows) -> dict[str, str]:
 
 
 def search_bands_macros(rows) -> dict[str, str]:
-    """``SearchBandsNote``: what ``bench/search_bands.py``'s runs (rows, one per run, in the
-    order they ran) did to the packing each started from, in how long, with which seed."""
+    """``SearchBandsNote``: what ``bench/search_bands.py``'s band-repacking runs (rows, one
+    per run, in the order they ran) did to the packing each started from, in how long, with
+    which seed; ``SearchSkylineNote`` the same of its skyline-repacking runs; and
+    ``SearchSkylineClosedNote``, the optima that a run's packing at the max breadth proved."""
     def clause(row) -> str:
         name, minutes = row["instance"], f"{row['seconds'] / 60:.0f} minutes"
         if row["best_bytes"] >= row["start_bytes"]:
             return (f"leaves {name}'s packing at {_thousands(row['start_bytes'])} bytes for "
                     f"{minutes} (seed {row['seed']})")
         gap = 100 * (row["best_bytes"] - row["max_breadth"]) / row["max_breadth"]
+        where = ("its max breadth, so optimal" if gap == 0
+                 else f"{gap:.2f}\\,\\% above its max breadth")
         return (f"lowers {name}'s packing from {_thousands(row['start_bytes'])} to "
-                f"{_thousands(row['best_bytes'])} bytes ({gap:.2f}\\,\\% above its max "
-                f"breadth) {row['packings'][-1]['seconds']:.0f}\\,s into a run of {minutes} "
+                f"{_thousands(row['best_bytes'])} bytes ({where}) "
+                f"{row['packings'][-1]['seconds']:.0f}\\,s into a run of {minutes} "
                 f"(seed {row['seed']})")
 
-    if not rows:
-        return {"SearchBandsNote": "no packing was repacked"}
-    workers = _words(sorted({str(row["workers"]) for row in rows}))
-    return {"SearchBandsNote": "band repacking " + ", then ".join(map(clause, rows))
-            + f" ({workers} CP-SAT workers)"}
+    banded = [row for row in rows if row.get("repack", "bands") == "bands"]
+    skyline = [row for row in rows if row.get("repack") == "skyline"]
+    macros = {"SearchBandsNote": "no packing was repacked by bands",
+              "SearchSkylineNote": "no packing was repacked from a skyline"}
+    if banded:
+        workers = _words(sorted({str(row["workers"]) for row in banded}))
+        macros["SearchBandsNote"] = ("band repacking " + ", then ".join(map(clause, banded))
+                                     + f" ({workers} CP-SAT workers)")
+    if skyline:
+        widths = _words(sorted({str(w) for row in skyline for w in row["widths"]}, key=int))
+        macros["SearchSkylineNote"] = (
+            "skyline repacking " + ", then ".join(map(clause, skyline))
+            + f" (beams {widths} states wide, one thread)")
+    closed = [row for row in rows if row["best_bytes"] == row["max_breadth"]]
+    macros["SearchSkylineClosedNote"] = "; ".join(
+        f"A packing at the max breadth is optimal: {row['instance']}'s optimum is "
+        f"{_thousands(row['best_bytes'])} bytes, and its packing is committed "
+        f"(\\texttt{{{row['instance']}.{row['best_bytes']}.offsets.csv}})"
+        for row in closed) or "No repacking reached a max breadth"
+    return macros
 
 
 def _open_windows(windows) -> str:

@@ -45,6 +45,15 @@ def valid_bytes(instance: Instance, prep, offsets) -> int:
     return solution.arena_size
 
 
+def brute_force_case(seed: int, alignment: int):
+    """A random instance of eight buffers, its prepared form, the stacked start packing
+    (scaled) and the brute-force optimum (bytes)."""
+    instance = random_instance(seed, alignment=alignment)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    return (instance, prep, stacked(instance, prep),
+            solve(instance, "brute_force", "offsets").objective)
+
+
 def rounded(instance: Instance, arena_bytes: int) -> int:
     """The objective of an arena: rounded up to the alignment, as every method reports it."""
     return -(-arena_bytes // instance.alignment) * instance.alignment
@@ -58,10 +67,7 @@ def test_docstring_examples_hold():
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("alignment", [1, 48])
 def test_repacking_stays_valid_and_reaches_the_brute_force_optimum(seed, alignment):
-    instance = random_instance(seed, alignment=alignment)
-    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    start = stacked(instance, prep)
-    optimum = solve(instance, "brute_force", "offsets").objective
+    instance, prep, start, optimum = brute_force_case(seed, alignment)
     found = repack_bands(prep, start, floor=breadth_capacity(instance, prep), max_steps=60,
                          band=max(prep.sizes) * 3, workers=1, seed=seed)
     arena_bytes = valid_bytes(instance, prep, found.offsets)
@@ -108,16 +114,17 @@ def test_a_stop_ends_the_run_before_its_next_step():
 
 
 @pytest.mark.peer
-def test_the_committed_band_repackings_of_j_are_its_best_known_packings(minimalloc_dir):
-    """Each run of ``bench/search_bands.py`` in ``bands.jsonl`` started from a committed
-    packing of J (the beam's 998,400 bytes, or the best packing of the run before it); the
-    lower packing it wrote is committed as ``J.<arena>.offsets.csv`` and passes
-    the independent validator at the arena the run recorded, above the max breadth (J's
-    optimum stays unknown); a run that found nothing lower wrote nothing new. The last run's
-    is the lowest packing of J committed."""
+def test_the_committed_repackings_of_j_chain_down_to_its_optimum(minimalloc_dir):
+    """Each run of ``bench/search_bands.py`` in ``bands.jsonl`` (band or skyline repacking)
+    started from a committed packing of J (the beam's 998,400 bytes, or the best packing of
+    the run before it); the lower packing it wrote is committed as ``J.<arena>.offsets.csv``
+    and passes the independent validator at the arena the run recorded; a run that found
+    nothing lower wrote nothing new. The last run's packing is the lowest committed, and it
+    is at J's max breadth: J's optimum, 989,184 bytes."""
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
     rows = read_jsonl(results / "bands.jsonl")
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "J.1048576.csv")
+    bound = lower_bound(instance, "offsets")
     committed = {}
     for path in results.glob("J.*.offsets.csv"):
         solution = read_solution_csv(instance, "offsets", path)
@@ -126,11 +133,13 @@ def test_the_committed_band_repackings_of_j_are_its_best_known_packings(minimall
     assert set(committed) == {"J.998400.offsets.csv"} | {
         f"J.{row['best_bytes']}.offsets.csv" for row in rows}
     assert rows[0]["start"] == "J.998400.offsets.csv"
+    assert {row["repack"] for row in rows} == {"bands", "skyline"}
     for before, row in zip([None] + rows, rows):
         assert before is None or row["start"] == f"J.{before['best_bytes']}.offsets.csv"
         assert committed[row["start"]] == row["start_bytes"] >= row["best_bytes"]
         assert committed[f"J.{row['best_bytes']}.offsets.csv"] == row["best_bytes"]
         assert [p["capacity"] for p in row["packings"]][-1:] == (
             [row["best_bytes"]] if row["best_bytes"] < row["start_bytes"] else [])
-        assert row["max_breadth"] == lower_bound(instance, "offsets") < row["best_bytes"]
-    assert min(committed.values()) == rows[-1]["best_bytes"]
+        assert row["max_breadth"] == bound <= row["best_bytes"]
+    assert min(committed.values()) == rows[-1]["best_bytes"] == bound == 989184
+    assert committed["J.989184.offsets.csv"] == bound  # a packing at the bound is optimal

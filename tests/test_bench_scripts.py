@@ -479,6 +479,22 @@ def check_search_bands(stdout, tmp_path, command):
     """A few seconds of band repacking from J's committed 998,400-byte packing: each row a
     lower arena (validated by the script), the packing written is the best and the
     independent validator accepts it, and the JSON line says how it was run."""
+    row = check_repacked(stdout, tmp_path, command, ("step_seconds", "band"))
+    assert (row["repack"], row["workers"], row["band"]) == ("bands", 2, 300 * 1024)
+
+
+def check_search_skyline(stdout, tmp_path, command):
+    """The same with skyline repacking: beams of the widths asked, one thread; a packing's
+    record names the level below which its step kept the buffers, in bytes."""
+    row = check_repacked(stdout, tmp_path, command, ("widths", "beam_seconds"))
+    assert (row["repack"], row["workers"], row["widths"], row["beam_seconds"]) == (
+        "skyline", 1, [100, 250], 4)
+    assert all(p["level"] >= 0 and p["width"] in (100, 250)
+               for p in row["packings"])
+
+
+def check_repacked(stdout, tmp_path, command, keys) -> dict:
+    """What both repackings print and write (see :func:`check_search_bands`); the JSON row."""
     from optplan.formats.minimalloc_csv import read_minimalloc_csv
     from optplan.formats.solution_csv import read_solution_csv
     from optplan.validate import validate_offsets
@@ -489,18 +505,18 @@ def check_search_bands(stdout, tmp_path, command):
     rows = [number(line.split()[0]) for line in below[:below.index("")]]  # may be none
     assert rows == sorted(set(rows), reverse=True) and all(989184 <= r < 998400 for r in rows)
     [row] = json_rows(tmp_path / "bands.jsonl", (
-        "instance", "best_bytes", "max_breadth", "steps", "packings", "workers", "seed",
-        "time_limit", "step_seconds", "band"))
+        "instance", "repack", "best_bytes", "max_breadth", "steps", "packings", "workers",
+        "seed", "time_limit", *keys))
     assert [p["capacity"] for p in row["packings"]] == rows
     assert row["best_bytes"] == (rows[-1] if rows else 998400) and row["start_bytes"] == 998400
-    assert (row["max_breadth"], row["workers"], row["seed"], row["band"]) == (
-        989184, 2, 0, 300 * 1024)
+    assert (row["max_breadth"], row["seed"]) == (989184, 0)
     assert row["steps"] >= 1 and not row["interrupted"] and row["time_limit"] == 8
     assert f"J: {row['best_bytes']:,} bytes after {row['steps']} steps" in stdout
     instance = read_minimalloc_csv(Path(option(command, "--suite")) / "J.1048576.csv")
     solution = read_solution_csv(instance, "offsets", tmp_path / "J.csv")
     assert validate_offsets(instance, solution) == []
     assert solution.arena_size == row["best_bytes"]
+    return row
 
 
 RUNS = [
@@ -578,6 +594,12 @@ RUNS = [
                                      "8", "--step-seconds", "4", "--jsonl",
                                      "{tmp}/bands.jsonl", "--write", "{tmp}/J.csv"],
                  check_search_bands, id="search-bands-J", marks=pytest.mark.peer),
+    pytest.param("search_bands.py", ["--suite", "{minimalloc}", "--start",
+                                     "paper/results/search/J.998400.offsets.csv", "--repack",
+                                     "skyline", "--widths", "100,250", "--beam-seconds", "4",
+                                     "--seconds", "8", "--jsonl", "{tmp}/bands.jsonl",
+                                     "--write", "{tmp}/J.csv"],
+                 check_search_skyline, id="search-skyline-J", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
     pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
@@ -679,7 +701,11 @@ def test_search_complete_keeps_what_it_packed_when_interrupted(minimalloc_dir, t
     (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
       "--seconds", "0"], "--seconds"),
     (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
-      "--workers", "0"], "--workers")])
+      "--workers", "0"], "--workers"),
+    (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
+      "--repack", "skyline", "--widths", "250,x"], "--widths"),
+    (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
+      "--repack", "skyline", "--beam-seconds", "-1"], "--beam-seconds")])
 def test_search_bands_refuses_bad_input(arguments, first, minimalloc_dir):
     done = subprocess.run([sys.executable, "bench/search_bands.py", "--suite",
                            str(minimalloc_dir / "challenging"), *arguments],

@@ -281,29 +281,47 @@ def test_the_completion_note_is_the_committed_runs(generated):
     assert build.search_complete_macros([]) == {"SearchCompleteNote": "no window was grown"}
 
 
-def test_the_bands_note_is_the_committed_runs(generated):
-    """``SearchBandsNote`` says what each committed run of ``bench/search_bands.py`` did to
-    its packing: lowered it (to which arena) or left it."""
+def test_the_bands_and_skyline_notes_are_the_committed_runs(generated):
+    """``SearchBandsNote`` and ``SearchSkylineNote`` say what each committed run of
+    ``bench/search_bands.py`` (band or skyline repacking) did to its packing: lowered it (to
+    which arena; at the max breadth, optimal) or left it."""
     rows = _search_rows("bands.jsonl")
-    note = _defined_macros(generated / "macros.tex")["SearchBandsNote"]
-    assert rows
+    macros = _defined_macros(generated / "macros.tex")
+    assert {row["repack"] for row in rows} == {"bands", "skyline"}
     for row in rows:
+        note = macros["SearchBandsNote" if row["repack"] == "bands" else "SearchSkylineNote"]
         start, best = (f"{row[key]:,}".replace(",", "\\,") for key in ("start_bytes",
-                                                                       "best_bytes"))
+                                                                        "best_bytes"))
         assert (f"lowers {row['instance']}'s packing from {start} to {best} bytes ("
                 if row["best_bytes"] < row["start_bytes"]
                 else f"leaves {row['instance']}'s packing at {start} bytes") in note
+    assert "989\\,184 bytes (its max breadth, so optimal)" in macros["SearchSkylineNote"]
+    assert "J's optimum is 989\\,184 bytes" in macros["SearchSkylineClosedNote"]
     build = _build_module()
     lowered = {"instance": "Z", "start_bytes": 1100, "best_bytes": 1010, "max_breadth": 1000,
                "seconds": 600.0, "workers": 2, "seed": 0,
                "packings": [{"capacity": 1050, "seconds": 3.0}, {"capacity": 1010,
                                                                 "seconds": 42.4}]}
     left = lowered | {"start_bytes": 1010, "seconds": 300.0, "seed": 1, "packings": []}
-    assert build.search_bands_macros([lowered, left]) == {"SearchBandsNote": (
-        "band repacking lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% above "
-        "its max breadth) 42\\,s into a run of 10 minutes (seed 0), then leaves Z's packing "
-        "at 1\\,010 bytes for 5 minutes (seed 1) (2 CP-SAT workers)")}
-    assert build.search_bands_macros([]) == {"SearchBandsNote": "no packing was repacked"}
+    closed = lowered | {"repack": "skyline", "start_bytes": 1010, "best_bytes": 1000,
+                        "seconds": 120.0, "widths": [500, 250], "workers": 1,
+                        "packings": [{"capacity": 1000, "seconds": 61.0}]}
+    assert build.search_bands_macros([lowered, left, closed]) == {
+        "SearchBandsNote": (
+            "band repacking lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% "
+            "above its max breadth) 42\\,s into a run of 10 minutes (seed 0), then leaves Z's "
+            "packing at 1\\,010 bytes for 5 minutes (seed 1) (2 CP-SAT workers)"),
+        "SearchSkylineNote": (
+            "skyline repacking lowers Z's packing from 1\\,010 to 1\\,000 bytes (its max "
+            "breadth, so optimal) 61\\,s into a run of 2 minutes (seed 0) (beams 250 and 500 "
+            "states wide, one thread)"),
+        "SearchSkylineClosedNote": (
+            "A packing at the max breadth is optimal: Z's optimum is 1\\,000 bytes, and its "
+            "packing is committed (\\texttt{Z.1000.offsets.csv})")}
+    assert build.search_bands_macros([]) == {
+        "SearchBandsNote": "no packing was repacked by bands",
+        "SearchSkylineNote": "no packing was repacked from a skyline",
+        "SearchSkylineClosedNote": "No repacking reached a max breadth"}
 
 
 def test_the_window_note_is_the_committed_windows(generated):

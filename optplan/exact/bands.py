@@ -27,9 +27,10 @@ KiB from the 975 KiB packing, never lowered its overflow of 1 KiB.
 On J from the beam's 975 KiB packing (``paper/results/search/J.998400.offsets.csv``), bands
 up to 300 KiB took it to 971 KiB (994,304 bytes) in the first 187 s of a 25-minute run on two
 workers, and no lower in the rest of it, nor in 15 more minutes from there with another seed
-(``bench/search_bands.py``; ``paper/results/search/bands.jsonl``). It proves nothing: a
-packing at the max breadth would close the gap, but a step that finds no better placement
-says nothing about the target. Everything is in the search's scaled integers.
+(``bench/search_bands.py``; ``paper/results/search/bands.jsonl``). Skyline repacking
+(:mod:`optplan.exact.skyline`) took it from there to J's max breadth. Band repacking proves
+nothing: a step that finds no better placement says nothing about the target. Everything is
+in the search's scaled integers.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ and all of it."""
 
 @dataclass
 class BandsResult:
-    """What a run of :func:`repack_bands` found: the lowest packing (``offsets``, scaled, and
-    its arena ``capacity``), how many CP-SAT ``steps`` ran, and one record per target it
-    reached (``capacity``, ``seconds`` since the start, ``step``)."""
+    """What a run of :func:`repack_bands` (or of :func:`~optplan.exact.skyline.repack_skyline`)
+    found: the lowest packing (``offsets``, scaled, and its arena ``capacity``), how many
+    ``steps`` ran, and one record per target it reached (``capacity``, ``seconds`` since the
+    start, ``step``; a skyline step's beam ``width`` and ``level`` too)."""
 
     offsets: list[int]
     capacity: int

@@ -39,6 +39,7 @@ breadth (width 2000, seed 1) in 56.3 s instead of 106.1 s, D's at width 700 in 1
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass
 
 from optplan.exact._search_core import TIMEOUT, Prepared
@@ -63,12 +64,15 @@ class BeamResult:
 
 def beam(prep: Prepared, capacity: int, width: int, *, per_parent: int = PER_PARENT,
          seed: int = 0, deadline: float | None = None,
-         stop: bytearray | None = None) -> BeamResult:
+         stop: bytearray | None = None, floors=None) -> BeamResult:
     """Beam-search ``prep`` for a packing with every top <= ``capacity`` (scaled units).
 
     Keeps ``width`` states per level, at most ``per_parent`` children of one state; states of
     equal rank are taken in an order drawn from ``seed`` (the beam is deterministic given
-    its arguments; another seed is another beam). Stops at
+    its arguments; another seed is another beam). ``floors`` (one per section, default 0)
+    are the sections' floors before the first placement: every buffer then lies at or above
+    the floor of each of its sections, as if the space below were taken (skyline repacking,
+    :mod:`optplan.exact.skyline`, starts beams from the buffers it keeps). Stops at
     ``deadline`` (a :func:`time.perf_counter` value) or once ``stop[0]`` is set, checked
     once per level.
 
@@ -94,6 +98,7 @@ def beam(prep: Prepared, capacity: int, width: int, *, per_parent: int = PER_PAR
      totals, _cuts) = prep.compiled_arrays
     code, offsets, children = _beam_ext.beam(
         n, prep.num_sections, prep.alignment, sizes, starts, ends, neighbour_rows,
-        neighbours, member_rows, members, totals, capacity, width, per_parent, seed, seconds, stop)
+        neighbours, member_rows, members, totals, capacity, width, per_parent, seed, seconds, stop,
+        None if floors is None else array("q", floors))
     found = offsets if code == 1 else None if code == 0 else TIMEOUT
     return BeamResult(found, children, time.perf_counter() - began)
