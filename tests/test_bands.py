@@ -143,3 +143,21 @@ def test_the_committed_repackings_of_j_chain_down_to_its_optimum(minimalloc_dir)
         assert row["max_breadth"] == bound <= row["best_bytes"]
     assert min(committed.values()) == rows[-1]["best_bytes"] == bound == 989184
     assert committed["J.989184.offsets.csv"] == bound  # a packing at the bound is optimal
+
+
+@pytest.mark.peer
+def test_the_skyline_runs_with_other_seeds_start_from_the_committed_packing(minimalloc_dir):
+    """``skyline_seeds.jsonl``: run 3 of ``bands.jsonl`` again from the same committed packing
+    with other seeds; each ends at or above J's bound, its arenas going down to its best."""
+    results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
+    [run3] = [row for row in read_jsonl(results / "bands.jsonl") if row["repack"] == "skyline"]
+    rows = read_jsonl(results / "skyline_seeds.jsonl")
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "J.1048576.csv")
+    assert sorted(row["seed"] for row in rows) == [1, 2] and run3["seed"] == 0
+    for row in rows:
+        assert (row["repack"], row["start"], row["start_bytes"], row["widths"]) == (
+            "skyline", run3["start"], run3["start_bytes"], run3["widths"])
+        capacities = [p["capacity"] for p in row["packings"]]
+        assert capacities == sorted(set(capacities), reverse=True)
+        assert capacities[-1] == row["best_bytes"] >= row["max_breadth"] == lower_bound(
+            instance, "offsets")
