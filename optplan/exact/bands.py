@@ -44,7 +44,7 @@ from optplan.exact.budget import Budget
 from optplan.exact.cpsat_solve import cp_model, solve_model
 from optplan.exact.offsets_bound import granule
 
-__all__ = ["BandsResult", "repack_bands", "band_step", "overflow"]
+__all__ = ["BandsResult", "repack_bands", "band_step", "overflow", "lower_arena"]
 
 BAND = 300
 """The tallest band by default, in scaled units; each step's is uniform between half of it
@@ -130,13 +130,9 @@ def repack_bands(prep: Prepared, offsets, *, floor: int, deadline: float | None 
     >>> found.capacity, [packing["capacity"] for packing in found.packings]
     (3, [3])
     """
-    began, rng, step = time.perf_counter(), random.Random(seed), granule(prep)
-    best = list(offsets)
-    result = BandsResult(list(best), arena(prep, best))
-    target = (result.capacity - 1) // step * step
-    current = overflow(prep, best, target)
-    while target >= floor and (deadline is None or time.perf_counter() < deadline) and (
-            max_steps is None or result.steps < max_steps) and not (stop and stop()):
+    rng = random.Random(seed)
+
+    def step(best, target):
         height = rng.randint(max(1, band // 2), max(1, band))
         low = rng.randint(max(0, target - 3 * height), max(0, target - height))
         free = [i for i, (offset, size) in enumerate(zip(best, prep.sizes))
@@ -145,16 +141,39 @@ def repack_bands(prep: Prepared, offsets, *, floor: int, deadline: float | None 
             step_seconds, max(0.0, deadline - time.perf_counter()))
         moved = band_step(prep, best, target, free, seconds=seconds,
                           seed=rng.randrange(1 << 30), workers=workers)
+        if moved is None or overflow(prep, moved, target) > overflow(prep, best, target):
+            return None, {}
+        return moved, {}
+
+    return lower_arena(prep, offsets, step, floor=floor, deadline=deadline,
+                       max_steps=max_steps, on_packing=on_packing, stop=stop)
+
+
+def lower_arena(prep: Prepared, offsets, step, *, floor: int, deadline: float | None = None,
+                max_steps: int | None = None, on_packing=None, stop=None) -> BandsResult:
+    """The loop both repackings run: aim at one granule below the arena of the packing
+    ``offsets`` (scaled) and ask ``step(best, target)`` for a move, ``(offsets, record)`` or
+    ``(None, {})`` when it has none; a move replaces the packing, and one whose arena fits the
+    target is a packing reached (booked with ``record`` added, ``on_packing(result)`` called)
+    and the target steps down. Runs until the target passes ``floor``, ``deadline`` (a
+    :func:`time.perf_counter` value) passes, ``max_steps`` steps ran or ``stop()``, asked
+    before each step, is true."""
+    began, granules = time.perf_counter(), granule(prep)
+    best = list(offsets)
+    result = BandsResult(list(best), arena(prep, best))
+    target = (result.capacity - 1) // granules * granules
+    while target >= floor and (deadline is None or time.perf_counter() < deadline) and (
+            max_steps is None or result.steps < max_steps) and not (stop and stop()):
+        moved, record = step(best, target)
         result.steps += 1
-        if moved is None or overflow(prep, moved, target) > current:
+        if moved is None:
             continue
-        best, current = moved, overflow(prep, moved, target)
-        if current == 0:
+        best = moved
+        if arena(prep, best) <= target:
             result.offsets, result.capacity = list(best), arena(prep, best)
             result.packings.append({"capacity": result.capacity, "step": result.steps,
-                                    "seconds": round(time.perf_counter() - began, 3)})
+                                    "seconds": round(time.perf_counter() - began, 3)} | record)
             if on_packing is not None:
                 on_packing(result)
-            target = (result.capacity - 1) // step * step
-            current = overflow(prep, best, target)
+            target = (result.capacity - 1) // granules * granules
     return result

@@ -32,7 +32,7 @@ import random
 import time
 
 from optplan.exact._search_core import TIMEOUT, Prepared
-from optplan.exact.bands import BandsResult, arena
+from optplan.exact.bands import BandsResult, arena, lower_arena
 from optplan.exact.beam import beam
 
 __all__ = ["repack_skyline", "skyline_step", "highest_level", "subset", "WIDTHS"]
@@ -108,8 +108,7 @@ def skyline_step(prep: Prepared, offsets, target: int, level: int, width: int, *
     new offsets (all buffers), or None when the beam emptied or ran out of time."""
     skyline, _, free = _split(prep, offsets, level)
     if not free:
-        return list(offsets) if max(offsets[b] + prep.sizes[b] for b in range(len(offsets))
-                                    ) <= target else None
+        return list(offsets) if arena(prep, offsets) <= target else None
     found = beam(subset(prep, free), target, width, seed=seed, deadline=deadline, stop=stop,
                  floors=skyline)
     if found.offsets is None or found.offsets is TIMEOUT:
@@ -138,27 +137,16 @@ def repack_skyline(prep: Prepared, offsets, *, floor: int, deadline: float | Non
     >>> found.capacity, [packing["capacity"] for packing in found.packings]
     (3, [3])
     """
-    began, rng, step = time.perf_counter(), random.Random(seed), prep.alignment
-    best = list(offsets)
-    result = BandsResult(list(best), arena(prep, best))
-    target = (result.capacity - 1) // step * step
-    while target >= floor and (deadline is None or time.perf_counter() < deadline) and (
-            max_steps is None or result.steps < max_steps) and not (stop and stop()):
+    rng = random.Random(seed)
+
+    def step(best, target):
         top_level = highest_level(prep, best, target)
         level = rng.randint(max(0, top_level - target // 6), top_level)
         width, beam_seed = rng.choice(list(widths)), rng.randrange(1 << 30)
         limit = time.perf_counter() + beam_seconds
         moved = skyline_step(prep, best, target, level, width, seed=beam_seed,
                              deadline=limit if deadline is None else min(limit, deadline))
-        result.steps += 1
-        if moved is None:
-            continue
-        best = moved
-        result.offsets, result.capacity = list(best), arena(prep, best)
-        result.packings.append({"capacity": result.capacity, "step": result.steps,
-                                "seconds": round(time.perf_counter() - began, 3),
-                                "width": width, "level": level})
-        if on_packing is not None:
-            on_packing(result)
-        target = (result.capacity - 1) // step * step
-    return result
+        return moved, {"width": width, "level": level}
+
+    return lower_arena(prep, offsets, step, floor=floor, deadline=deadline,
+                       max_steps=max_steps, on_packing=on_packing, stop=stop)
