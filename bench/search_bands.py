@@ -1,4 +1,5 @@
-"""A packing of a MiniMalloc instance lowered by band or skyline repacking; not a test.
+"""A packing of a MiniMalloc instance lowered by band or skyline repacking or layer search;
+not a test.
 
 Starts from a packing (``--start``: a CSV of MiniMalloc's buffer ``id`` and its ``offset``
 in bytes, as ``paper/results/search/`` keeps them) and lowers it for ``--seconds``, by
@@ -10,7 +11,10 @@ in bytes, as ``paper/results/search/`` keeps them) and lowers it for ``--seconds
   arena;
 * ``--repack skyline``, :func:`optplan.exact.skyline.repack_skyline`: each step keeps the
   buffers below a random level and re-packs the others at that target by a beam (one of
-  ``--widths`` wide, at most ``--beam-seconds``, seeds drawn from ``--seed``; one thread).
+  ``--widths`` wide, at most ``--beam-seconds``, seeds drawn from ``--seed``; one thread);
+* ``--repack layers``, :func:`optplan.exact.layers.repack_layers`: each step changes the
+  buffers at offset 0 and packs the others above them by a beam (the same options; widths
+  250 by default).
 
 Prints
 one row per target reached (arena in bytes, seconds, step), then the best arena and its gap
@@ -21,6 +25,7 @@ the step in progress ends) prints and writes what it found, and exits 130.
     python bench/search_bands.py --instances J --start paper/results/search/J.998400.offsets.csv
     python bench/search_bands.py --instances J --start J.csv --seconds 600 --write J.best.csv
     python bench/search_bands.py --instances J --start J.csv --repack skyline --seconds 900
+    python bench/search_bands.py --instances J --start J.csv --repack layers --seconds 900
 """
 
 from __future__ import annotations
@@ -32,12 +37,15 @@ import time
 from pathlib import Path
 
 from optplan.errors import InputError
+from optplan.exact import layers, skyline
 from optplan.exact.bands import BAND, repack_bands
-from optplan.exact.skyline import WIDTHS, repack_skyline
 from optplan.formats.solution_csv import read_solution_csv
 
 from search import suite_files, suite_instances, suite_parser  # bench/search.py
 from search_windows import checked_offsets
+
+REPACKS = {"bands": None, "skyline": skyline, "layers": layers}
+"""The ways to move buffers, and the module whose beams a step runs (its ``WIDTHS``)."""
 
 
 def parse_args(argv=None):
@@ -54,12 +62,14 @@ def parse_args(argv=None):
                         help="CP-SAT workers (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the bands and of CP-SAT's seeds (default: %(default)s)")
-    parser.add_argument("--repack", choices=("bands", "skyline"), default="bands",
+    parser.add_argument("--repack", choices=tuple(REPACKS), default="bands",
                         help="how each step moves buffers (default: %(default)s)")
-    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)),
-                        help="skyline: beam widths a step draws from (default: %(default)s)")
+    parser.add_argument("--widths", help="skyline, layers: beam widths a step draws from "
+                        "(default: " + "; ".join(f"{name} {','.join(map(str, module.WIDTHS))}"
+                                                  for name, module in REPACKS.items()
+                                                  if module) + ")")
     parser.add_argument("--beam-seconds", type=float, default=60.0,
-                        help="skyline: a beam's time at most (default: %(default)s)")
+                        help="skyline, layers: a beam's time at most (default: %(default)s)")
     parser.add_argument("--write", type=Path, help="write the best packing here (CSV)")
     return parser.parse_args(argv)
 
@@ -80,11 +90,13 @@ def main(argv=None) -> int:
     if len(files) != 1:
         print("--instances: expected one instance (the packing belongs to it)", file=sys.stderr)
         return 2
+    module = REPACKS[args.repack]
     try:
-        widths = [int(width) for width in args.widths.split(",")]
+        widths = ([int(width) for width in args.widths.split(",")] if args.widths else
+                  list(module.WIDTHS) if module else [])
     except ValueError:
         widths = [0]
-    if min(widths) <= 0:
+    if min(widths, default=1) <= 0:
         print(f"--widths {args.widths}: expected positive integers, comma-separated",
               file=sys.stderr)
         return 2
@@ -122,8 +134,9 @@ def main(argv=None) -> int:
               f"{band * scale:,} bytes, CP-SAT {args.workers} workers, {args.step_seconds:g} s "
               f"a step, seed {args.seed}")
     else:
-        print(f"from {args.start.name}: {start.arena_size:,} bytes; skyline beams "
-              f"{args.widths} wide, {args.beam_seconds:g} s each at most, seed {args.seed}")
+        print(f"from {args.start.name}: {start.arena_size:,} bytes; {args.repack} beams "
+              f"{','.join(map(str, widths))} wide, {args.beam_seconds:g} s each at most, "
+              f"seed {args.seed}")
     print(f"{'bytes':>12} {'seconds':>9} {'step':>6}")
 
     def on_packing(result):
@@ -141,8 +154,8 @@ def main(argv=None) -> int:
         result = repack_bands(prep, scaled, band=band, step_seconds=args.step_seconds,
                               workers=args.workers, **common)
     else:
-        result = repack_skyline(prep, scaled, widths=widths, beam_seconds=args.beam_seconds,
-                                **common)
+        repack = skyline.repack_skyline if module is skyline else layers.repack_layers
+        result = repack(prep, scaled, widths=widths, beam_seconds=args.beam_seconds, **common)
     seconds = time.perf_counter() - began
     offsets = [offset * scale for offset in result.offsets]
     checked_offsets(instance, offsets, result.capacity * scale)

@@ -139,7 +139,7 @@ SEARCH_RUN = "search"
 """``bench/search.py``'s rows on MiniMalloc's suite before and after the compiled core
 (:data:`SEARCH_FILES`; see ``paper/results/search/README.md``)."""
 SEARCH_FILES = ("minimalloc_before_after.jsonl", "long_runs.jsonl", "windows.jsonl",
-                "seeds.jsonl", "orders.jsonl", "complete.jsonl", "bands.jsonl")
+                "seeds.jsonl", "orders.jsonl", "complete.jsonl", "bands.jsonl", "layers.jsonl")
 
 
 def run_directories(results_root: Path, names=EVALUATION_RUNS) -> list[Path]:
@@ -772,37 +772,43 @@ def search_complete_macros(rows) -> dict[str, str]:
     return {"SearchCompleteNote": note}
 
 
+def _repack_clause(row) -> str:
+    """What one run of ``bench/search_bands.py`` did to its packing, for the notes."""
+    name, minutes = row["instance"], f"{row['seconds'] / 60:.0f} minutes"
+    if row["best_bytes"] >= row["start_bytes"]:
+        return (f"leaves {name}'s packing at {_thousands(row['start_bytes'])} bytes for "
+                f"{minutes} (seed {row['seed']})")
+    gap = 100 * (row["best_bytes"] - row["max_breadth"]) / row["max_breadth"]
+    where = ("its max breadth, so optimal" if gap == 0
+             else f"{gap:.2f}\\,\\% above its max breadth")
+    return (f"lowers {name}'s packing from {_thousands(row['start_bytes'])} to "
+            f"{_thousands(row['best_bytes'])} bytes ({where}) "
+            f"{row['packings'][-1]['seconds']:.0f}\\,s into a run of {minutes} "
+            f"(seed {row['seed']})")
+
+
 def search_bands_macros(rows) -> dict[str, str]:
     """``SearchBandsNote``: what ``bench/search_bands.py``'s band-repacking runs (rows, one
     per run, in the order they ran) did to the packing each started from, in how long, with
-    which seed; ``SearchSkylineNote`` the same of its skyline-repacking runs; and
-    ``SearchSkylineClosedNote``, the optima that a run's packing at the max breadth proved."""
-    def clause(row) -> str:
-        name, minutes = row["instance"], f"{row['seconds'] / 60:.0f} minutes"
-        if row["best_bytes"] >= row["start_bytes"]:
-            return (f"leaves {name}'s packing at {_thousands(row['start_bytes'])} bytes for "
-                    f"{minutes} (seed {row['seed']})")
-        gap = 100 * (row["best_bytes"] - row["max_breadth"]) / row["max_breadth"]
-        where = ("its max breadth, so optimal" if gap == 0
-                 else f"{gap:.2f}\\,\\% above its max breadth")
-        return (f"lowers {name}'s packing from {_thousands(row['start_bytes'])} to "
-                f"{_thousands(row['best_bytes'])} bytes ({where}) "
-                f"{row['packings'][-1]['seconds']:.0f}\\,s into a run of {minutes} "
-                f"(seed {row['seed']})")
-
+    which seed; ``SearchSkylineNote`` and ``SearchLayersNote`` the same of its skyline
+    repacking and layer search runs; and ``SearchSkylineClosedNote``, the optima that a run's
+    packing at the max breadth proved."""
     banded = [row for row in rows if row.get("repack", "bands") == "bands"]
-    skyline = [row for row in rows if row.get("repack") == "skyline"]
     macros = {"SearchBandsNote": "no packing was repacked by bands",
-              "SearchSkylineNote": "no packing was repacked from a skyline"}
+              "SearchSkylineNote": "no packing was repacked from a skyline",
+              "SearchLayersNote": "no packing was lowered by layer search"}
     if banded:
         workers = _words(sorted({str(row["workers"]) for row in banded}))
-        macros["SearchBandsNote"] = ("band repacking " + ", then ".join(map(clause, banded))
+        macros["SearchBandsNote"] = ("band repacking "
+                                     + ", then ".join(map(_repack_clause, banded))
                                      + f" ({workers} CP-SAT workers)")
-    if skyline:
-        widths = _words(sorted({str(w) for row in skyline for w in row["widths"]}, key=int))
-        macros["SearchSkylineNote"] = (
-            "skyline repacking " + ", then ".join(map(clause, skyline))
-            + f" (beams {widths} states wide, one thread)")
+    for repack, name, what in (("skyline", "SearchSkylineNote", "skyline repacking"),
+                               ("layers", "SearchLayersNote", "layer search")):
+        runs = [row for row in rows if row.get("repack") == repack]
+        if runs:
+            widths = _words(sorted({str(w) for row in runs for w in row["widths"]}, key=int))
+            macros[name] = (f"{what} " + ", then ".join(map(_repack_clause, runs))
+                            + f" (beams {widths} states wide, one thread)")
     closed = [row for row in rows if row["best_bytes"] == row["max_breadth"]]
     macros["SearchSkylineClosedNote"] = "; ".join(
         f"A packing at the max breadth is optimal: {row['instance']}'s optimum is "
@@ -810,6 +816,16 @@ def search_bands_macros(rows) -> dict[str, str]:
         f"(\\texttt{{{row['instance']}.{row['best_bytes']}.offsets.csv}})"
         for row in closed) or "No repacking reached a max breadth"
     return macros
+
+
+def search_layers_macros(rows) -> dict[str, str]:
+    """``SearchLayersSkylineNote``: what skyline repacking did, for comparison, from the
+    packing the layer searches of ``layers.jsonl`` (``rows``) started from."""
+    starts = {row["start"] for row in rows if row["repack"] == "layers"}
+    runs = [row for row in rows if row["repack"] == "skyline" and row["start"] in starts]
+    return {"SearchLayersSkylineNote": "; ".join(
+        "from the same packing, skyline repacking " + _repack_clause(row) for row in runs)
+        or "skyline repacking was not run from that packing"}
 
 
 def _open_windows(windows) -> str:
@@ -1582,7 +1598,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
     make_report(run_dirs, out_dir, results=report_rows)
 
     macros: dict[str, str] = {}
-    before_after, long_runs, windows, seeds, orders, completed, banded = (
+    before_after, long_runs, windows, seeds, orders, completed, banded, layered = (
         read_jsonl(Path(search_dir) / name)
         if search_dir is not None and (Path(search_dir) / name).is_file() else []
         for name in SEARCH_FILES)
@@ -1610,7 +1626,9 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
                    | search_long_macros(long_runs, search_dir) | search_orders_macros(orders)
                    | search_beam_macros(before_after) | search_complete_macros(completed)
-                   | search_bands_macros(banded))
+                   | search_bands_macros(banded + [row for row in layered
+                                                   if row["repack"] == "layers"])
+                   | search_layers_macros(layered))
     for name, (text, found) in writers.items():
         (tables / name).write_text(text)
         macros |= found

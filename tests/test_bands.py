@@ -54,6 +54,31 @@ def brute_force_case(seed: int, alignment: int):
             solve(instance, "brute_force", "offsets").objective)
 
 
+def check_lowered(instance: Instance, prep, start, optimum: int, found) -> list[dict]:
+    """A repacking's result (``found``, from the packing ``start``) is valid and between the
+    brute-force ``optimum`` and the start, its targets reached go down, the last of them its
+    arena; returns their records."""
+    got = rounded(instance, valid_bytes(instance, prep, found.offsets))
+    assert optimum <= got <= rounded(instance, valid_bytes(instance, prep, start))
+    assert [p["capacity"] for p in found.packings] == sorted(
+        {p["capacity"] for p in found.packings}, reverse=True)
+    assert found.packings[-1:] == [] or found.packings[-1]["capacity"] == found.capacity
+    return found.packings
+
+
+def optima_reached(repack) -> int:
+    """On how many of 24 small random instances ``repack(prep, start, seed)`` (from the
+    stacked packing) reaches the brute-force optimum."""
+    reached = 0
+    for seed in range(24):
+        instance = random_instance(seed)
+        prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, 1)
+        optimum = solve(instance, "brute_force", "offsets").objective
+        found = repack(prep, stacked(instance, prep), seed)
+        reached += valid_bytes(instance, prep, found.offsets) == optimum
+    return reached
+
+
 def rounded(instance: Instance, arena_bytes: int) -> int:
     """The objective of an arena: rounded up to the alignment, as every method reports it."""
     return -(-arena_bytes // instance.alignment) * instance.alignment
@@ -130,7 +155,10 @@ def test_the_committed_repackings_of_j_chain_down_to_its_optimum(minimalloc_dir)
         solution = read_solution_csv(instance, "offsets", path)
         assert validate_offsets(instance, solution) == []
         committed[path.name] = solution.arena_size
-    assert set(committed) == {"J.998400.offsets.csv"} | {
+    layered = read_jsonl(results / "layers.jsonl")  # its own chain, from its own start
+    layers = {row["start"] for row in layered} | {f"J.{min(row['best_bytes'] for row in layered)}"
+                                                  ".offsets.csv"}
+    assert set(committed) == {"J.998400.offsets.csv"} | layers | {
         f"J.{row['best_bytes']}.offsets.csv" for row in rows}
     assert rows[0]["start"] == "J.998400.offsets.csv"
     assert {row["repack"] for row in rows} == {"bands", "skyline"}

@@ -493,8 +493,20 @@ def check_search_skyline(stdout, tmp_path, command):
                for p in row["packings"])
 
 
+def check_search_layers(stdout, tmp_path, command):
+    """The same with layer search, from J's committed 1,085,440-byte beam packing: beams of
+    the module's width (250), one thread; a packing's record says how many buffers lay at
+    offset 0."""
+    row = check_repacked(stdout, tmp_path, command, ("widths", "beam_seconds"))
+    assert (row["repack"], row["workers"], row["widths"], row["beam_seconds"]) == (
+        "layers", 1, [250], 20)
+    assert row["start_bytes"] == 1085440 and row["packings"]  # the first targets pack
+    assert all(p["layer"] > 0 and p["width"] == 250 for p in row["packings"])
+
+
 def check_repacked(stdout, tmp_path, command, keys) -> dict:
-    """What both repackings print and write (see :func:`check_search_bands`); the JSON row."""
+    """What every repacking prints and writes (see :func:`check_search_bands`); the JSON
+    row."""
     from optplan.formats.minimalloc_csv import read_minimalloc_csv
     from optplan.formats.solution_csv import read_solution_csv
     from optplan.validate import validate_offsets
@@ -503,14 +515,16 @@ def check_repacked(stdout, tmp_path, command, keys) -> dict:
     below = lines[lines.index(next(line for line in lines if line.split() == [
         "bytes", "seconds", "step"])) + 1:]
     rows = [number(line.split()[0]) for line in below[:below.index("")]]  # may be none
-    assert rows == sorted(set(rows), reverse=True) and all(989184 <= r < 998400 for r in rows)
+    start = int(Path(option(command, "--start")).name.split(".")[1])  # J.<bytes>.offsets.csv
+    assert rows == sorted(set(rows), reverse=True) and all(989184 <= r < start for r in rows)
     [row] = json_rows(tmp_path / "bands.jsonl", (
         "instance", "repack", "best_bytes", "max_breadth", "steps", "packings", "workers",
         "seed", "time_limit", *keys))
     assert [p["capacity"] for p in row["packings"]] == rows
-    assert row["best_bytes"] == (rows[-1] if rows else 998400) and row["start_bytes"] == 998400
+    assert row["best_bytes"] == (rows[-1] if rows else start) and row["start_bytes"] == start
     assert (row["max_breadth"], row["seed"]) == (989184, 0)
-    assert row["steps"] >= 1 and not row["interrupted"] and row["time_limit"] == 8
+    assert row["steps"] >= 1 and not row["interrupted"]
+    assert row["time_limit"] == float(option(command, "--seconds"))
     assert f"J: {row['best_bytes']:,} bytes after {row['steps']} steps" in stdout
     instance = read_minimalloc_csv(Path(option(command, "--suite")) / "J.1048576.csv")
     solution = read_solution_csv(instance, "offsets", tmp_path / "J.csv")
@@ -600,6 +614,11 @@ RUNS = [
                                      "--seconds", "8", "--jsonl", "{tmp}/bands.jsonl",
                                      "--write", "{tmp}/J.csv"],
                  check_search_skyline, id="search-skyline-J", marks=pytest.mark.peer),
+    pytest.param("search_bands.py", ["--suite", "{minimalloc}", "--start",
+                                     "paper/results/search/J.1085440.offsets.csv", "--repack",
+                                     "layers", "--beam-seconds", "20", "--seconds", "30",
+                                     "--jsonl", "{tmp}/bands.jsonl", "--write", "{tmp}/J.csv"],
+                 check_search_layers, id="search-layers-J", marks=pytest.mark.peer),
     pytest.param("slicing.py", ["--networks", "mobilenet_v2_fused_tflite_224", "--steps", "2",
                                 "--time-limit", "1"], check_slicing, id="slicing"),
     pytest.param("time_limits.py", ["--tensors", "200", "--time-limit", "1", "--workers", "1"],
@@ -705,7 +724,9 @@ def test_search_complete_keeps_what_it_packed_when_interrupted(minimalloc_dir, t
     (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
       "--repack", "skyline", "--widths", "250,x"], "--widths"),
     (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
-      "--repack", "skyline", "--beam-seconds", "-1"], "--beam-seconds")])
+      "--repack", "skyline", "--beam-seconds", "-1"], "--beam-seconds"),
+    (["--instances", "J", "--start", "paper/results/search/J.998400.offsets.csv",
+      "--repack", "layers", "--widths", "0"], "--widths")])
 def test_search_bands_refuses_bad_input(arguments, first, minimalloc_dir):
     done = subprocess.run([sys.executable, "bench/search_bands.py", "--suite",
                            str(minimalloc_dir / "challenging"), *arguments],

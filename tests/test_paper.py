@@ -306,6 +306,20 @@ def test_the_bands_and_skyline_notes_are_the_committed_runs(generated):
     closed = lowered | {"repack": "skyline", "start_bytes": 1010, "best_bytes": 1000,
                         "seconds": 120.0, "widths": [500, 250], "workers": 1,
                         "packings": [{"capacity": 1000, "seconds": 61.0}]}
+    layered = lowered | {"repack": "layers", "widths": [250], "workers": 1, "seed": 1,
+                         "start": "Z.1100.offsets.csv"}
+    assert build.search_bands_macros([layered])["SearchLayersNote"] == (
+        "layer search lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% above "
+        "its max breadth) 42\\,s into a run of 10 minutes (seed 1) (beams 250 states wide, "
+        "one thread)")
+    compared = closed | {"start_bytes": 1100, "best_bytes": 1050, "seconds": 900.0,
+                         "start": "Z.1100.offsets.csv"}
+    assert build.search_layers_macros([layered, compared]) == {"SearchLayersSkylineNote": (
+        "from the same packing, skyline repacking lowers Z's packing from 1\\,100 to "
+        "1\\,050 bytes (5.00\\,\\% above its max breadth) 61\\,s into a run of 15 minutes "
+        "(seed 0)")}
+    assert build.search_layers_macros([layered]) == {
+        "SearchLayersSkylineNote": "skyline repacking was not run from that packing"}
     assert build.search_bands_macros([lowered, left, closed]) == {
         "SearchBandsNote": (
             "band repacking lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% "
@@ -315,12 +329,14 @@ def test_the_bands_and_skyline_notes_are_the_committed_runs(generated):
             "skyline repacking lowers Z's packing from 1\\,010 to 1\\,000 bytes (its max "
             "breadth, so optimal) 61\\,s into a run of 2 minutes (seed 0) (beams 250 and 500 "
             "states wide, one thread)"),
+        "SearchLayersNote": "no packing was lowered by layer search",
         "SearchSkylineClosedNote": (
             "A packing at the max breadth is optimal: Z's optimum is 1\\,000 bytes, and its "
             "packing is committed (\\texttt{Z.1000.offsets.csv})")}
     assert build.search_bands_macros([]) == {
         "SearchBandsNote": "no packing was repacked by bands",
         "SearchSkylineNote": "no packing was repacked from a skyline",
+        "SearchLayersNote": "no packing was lowered by layer search",
         "SearchSkylineClosedNote": "No repacking reached a max breadth"}
 
 

@@ -239,9 +239,10 @@ static uint64_t state_hash(const Problem *p, const i64 *floor, const uint64_t *p
 
 enum { BEAM_PACKED = 1, BEAM_EMPTY = 0, BEAM_STOPPED = -1, BEAM_NOMEM = -2 };
 
-/* Runs the beam; on BEAM_PACKED fills ``offsets``. ``expanded`` counts children built. */
+/* Runs the beam; on BEAM_PACKED fills ``offsets``. ``expanded`` counts children built,
+ * ``placed`` the buffers placed in the last full level (n when it packed). */
 static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, double deadline,
-                    const volatile char *stop, i64 *offsets, i64 *expanded)
+                    const volatile char *stop, i64 *offsets, i64 *expanded, i64 *placed)
 {
     const i64 n = p->n, S = p->sections, pool = POOL * width;
     int status = BEAM_NOMEM;
@@ -372,6 +373,7 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
             taken++;
         }
         next->count = taken;
+        *placed = depth + 1;
         Level *swap = current;
         current = next;
         next = swap;
@@ -413,8 +415,9 @@ PyDoc_STRVAR(beam_doc,
 "of one state, equal scores in an order drawn from ``seed``; ``seconds`` the time left (negative: none); ``stop`` None or a writable\n"
 "buffer whose first byte, once non-zero, stops the beam (read once per level); ``base``\n"
 "None (floors of 0) or int64 section floors to start from (skyline repacking). Returns\n"
-"(code, offsets, children): code 1 packed (offsets a list), 0 the beam emptied (nothing\n"
-"proven), -1 out of time or stopped.");
+"(code, offsets, children, depth): code 1 packed (offsets a list), 0 the beam emptied\n"
+"(nothing proven), -1 out of time or stopped; depth the buffers placed in its last full\n"
+"level (n when it packed).");
 
 static PyObject *beam(PyObject *self, PyObject *args)
 {
@@ -475,11 +478,11 @@ static PyObject *beam(PyObject *self, PyObject *args)
     }
     p.weight = weight;
     double deadline = seconds < 0 ? -1.0 : now_seconds() + seconds;
-    i64 expanded = 0;
+    i64 expanded = 0, placed = 0;
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = run_beam(&p, width, per_parent, mix((uint64_t)seed + 1), deadline, stop, offsets,
-                      &expanded);
+                      &expanded, &placed);
     Py_END_ALLOW_THREADS
     if (status == BEAM_NOMEM) {
         PyErr_NoMemory();
@@ -500,7 +503,7 @@ static PyObject *beam(PyObject *self, PyObject *args)
     } else {
         Py_INCREF(packing);
     }
-    result = Py_BuildValue("iNL", status, packing, (long long)expanded);
+    result = Py_BuildValue("iNLL", status, packing, (long long)expanded, (long long)placed);
 done:
     free(weight);
     free(offsets);

@@ -150,18 +150,27 @@ def repack_bands(prep: Prepared, offsets, *, floor: int, deadline: float | None 
 
 
 def lower_arena(prep: Prepared, offsets, step, *, floor: int, deadline: float | None = None,
-                max_steps: int | None = None, on_packing=None, stop=None) -> BandsResult:
-    """The loop both repackings run: aim at one granule below the arena of the packing
-    ``offsets`` (scaled) and ask ``step(best, target)`` for a move, ``(offsets, record)`` or
+                max_steps: int | None = None, on_packing=None, stop=None,
+                granules_below=None) -> BandsResult:
+    """The loop the repackings run: aim at one granule below the arena of the packing
+    ``offsets`` (scaled; ``granules_below(arena)`` granules below, when given, but never below
+    ``floor``) and ask ``step(best, target)`` for a move, ``(offsets, record)`` or
     ``(None, {})`` when it has none; a move replaces the packing, and one whose arena fits the
     target is a packing reached (booked with ``record`` added, ``on_packing(result)`` called)
     and the target steps down. Runs until the target passes ``floor``, ``deadline`` (a
     :func:`time.perf_counter` value) passes, ``max_steps`` steps ran or ``stop()``, asked
     before each step, is true."""
     began, granules = time.perf_counter(), granule(prep)
+
+    def aim(capacity: int) -> int:
+        below = (capacity - 1) // granules * granules
+        if granules_below is None:
+            return below
+        return max(min(floor, below), below - (granules_below(capacity) - 1) * granules)
+
     best = list(offsets)
     result = BandsResult(list(best), arena(prep, best))
-    target = (result.capacity - 1) // granules * granules
+    target = aim(result.capacity)
     while target >= floor and (deadline is None or time.perf_counter() < deadline) and (
             max_steps is None or result.steps < max_steps) and not (stop and stop()):
         moved, record = step(best, target)
@@ -175,5 +184,5 @@ def lower_arena(prep: Prepared, offsets, step, *, floor: int, deadline: float | 
                                     "seconds": round(time.perf_counter() - began, 3)} | record)
             if on_packing is not None:
                 on_packing(result)
-            target = (result.capacity - 1) // granules * granules
+            target = aim(result.capacity)
     return result

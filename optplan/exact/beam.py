@@ -55,11 +55,13 @@ fill the level with near copies of itself (with 1, D's beam empties at once; 2 a
 class BeamResult:
     """What one beam found: ``offsets`` (scaled) of a packing, ``None`` when the beam
     emptied (nothing proven), or :data:`~optplan.exact._search_core.TIMEOUT`; ``children``
-    counts the states it built."""
+    counts the states it built, ``depth`` the buffers placed in its last full level (all of
+    them when it packed; how far it got when it emptied)."""
 
     offsets: list | None | object
     children: int
     seconds: float
+    depth: int = 0
 
 
 def beam(prep: Prepared, capacity: int, width: int, *, per_parent: int = PER_PARENT,
@@ -90,15 +92,15 @@ def beam(prep: Prepared, capacity: int, width: int, *, per_parent: int = PER_PAR
     began = time.perf_counter()
     n = len(prep.sizes)
     if n == 0:
-        return BeamResult([], 0, 0.0)
+        return BeamResult([], 0, 0.0, 0)
     if max(prep.sizes) > capacity:
         return BeamResult(None, 0, 0.0)
     seconds = -1.0 if deadline is None else max(0.0, deadline - began)
     (sizes, _width, starts, ends, neighbour_rows, neighbours, member_rows, members,
      totals, _cuts) = prep.compiled_arrays
-    code, offsets, children = _beam_ext.beam(
+    code, offsets, children, depth = _beam_ext.beam(
         n, prep.num_sections, prep.alignment, sizes, starts, ends, neighbour_rows,
         neighbours, member_rows, members, totals, capacity, width, per_parent, seed, seconds, stop,
         None if floors is None else array("q", floors))
     found = offsets if code == 1 else None if code == 0 else TIMEOUT
-    return BeamResult(found, children, time.perf_counter() - began)
+    return BeamResult(found, children, time.perf_counter() - began, depth)
