@@ -820,12 +820,20 @@ def search_bands_macros(rows) -> dict[str, str]:
 
 def search_layers_macros(rows) -> dict[str, str]:
     """``SearchLayersSkylineNote``: what skyline repacking did, for comparison, from the
-    packing the layer searches of ``layers.jsonl`` (``rows``) started from."""
-    starts = {row["start"] for row in rows if row["repack"] == "layers"}
-    runs = [row for row in rows if row["repack"] == "skyline" and row["start"] in starts]
+    packing the layer searches of ``layers.jsonl`` (``rows``) started from; and
+    ``SearchLayersChainNote``, what it did from a packing a layer search reached."""
+    layered = [row for row in rows if row["repack"] == "layers"]
+    starts = {row["start"] for row in layered}
+    reached = {f"{row['instance']}.{row['best_bytes']}.offsets.csv" for row in layered}
+    skyline = [row for row in rows if row["repack"] == "skyline"]
     return {"SearchLayersSkylineNote": "; ".join(
-        "from the same packing, skyline repacking " + _repack_clause(row) for row in runs)
-        or "skyline repacking was not run from that packing"}
+        "from the same packing, skyline repacking " + _repack_clause(row)
+        for row in skyline if row["start"] in starts)
+        or "skyline repacking was not run from that packing",
+        "SearchLayersChainNote": "; ".join(
+            "skyline repacking " + _repack_clause(row)
+            for row in skyline if row["start"] in reached - starts)
+        or "skyline repacking was not run from a packing that layer search reached"}
 
 
 def _open_windows(windows) -> str:

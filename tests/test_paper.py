@@ -314,12 +314,19 @@ def test_the_bands_and_skyline_notes_are_the_committed_runs(generated):
         "one thread)")
     compared = closed | {"start_bytes": 1100, "best_bytes": 1050, "seconds": 900.0,
                          "start": "Z.1100.offsets.csv"}
-    assert build.search_layers_macros([layered, compared]) == {"SearchLayersSkylineNote": (
-        "from the same packing, skyline repacking lowers Z's packing from 1\\,100 to "
-        "1\\,050 bytes (5.00\\,\\% above its max breadth) 61\\,s into a run of 15 minutes "
-        "(seed 0)")}
+    chained = closed | {"start": "Z.1010.offsets.csv"}  # from the layer search's packing
+    assert build.search_layers_macros([layered, compared, chained]) == {
+        "SearchLayersSkylineNote": (
+            "from the same packing, skyline repacking lowers Z's packing from 1\\,100 to "
+            "1\\,050 bytes (5.00\\,\\% above its max breadth) 61\\,s into a run of 15 "
+            "minutes (seed 0)"),
+        "SearchLayersChainNote": (
+            "skyline repacking lowers Z's packing from 1\\,010 to 1\\,000 bytes (its max "
+            "breadth, so optimal) 61\\,s into a run of 2 minutes (seed 0)")}
     assert build.search_layers_macros([layered]) == {
-        "SearchLayersSkylineNote": "skyline repacking was not run from that packing"}
+        "SearchLayersSkylineNote": "skyline repacking was not run from that packing",
+        "SearchLayersChainNote": (
+            "skyline repacking was not run from a packing that layer search reached")}
     assert build.search_bands_macros([lowered, left, closed]) == {
         "SearchBandsNote": (
             "band repacking lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% "
