@@ -55,12 +55,6 @@ def bottom_layer(prep: Prepared, offsets) -> frozenset[int]:
     return frozenset(b for b, offset in enumerate(offsets) if offset == 0)
 
 
-def _meet(prep: Prepared, a: int, b: int) -> bool:
-    """Whether buffers ``a`` and ``b`` live in a common section."""
-    return (prep.section_start[a] < prep.section_end[b]
-            and prep.section_start[b] < prep.section_end[a])
-
-
 def move_into_layer(prep: Prepared, layer: frozenset[int], buffer: int,
                     rng: random.Random) -> frozenset[int]:
     """``layer`` with ``buffer`` put in it: the buffers that meet it in time leave, and the
@@ -71,11 +65,11 @@ def move_into_layer(prep: Prepared, layer: frozenset[int], buffer: int,
     >>> sorted(move_into_layer(prep, frozenset({3}), 1, random.Random(0)))
     [0, 1, 2]
     """
-    kept = {b for b in layer if not _meet(prep, b, buffer)} | {buffer}
+    kept = (set(layer) - set(prep.neighbours[buffer])) | {buffer}
     others = [b for b in range(len(prep.sizes)) if b not in kept]
     rng.shuffle(others)
     for b in others:
-        if not any(_meet(prep, b, member) for member in kept):
+        if kept.isdisjoint(prep.neighbours[b]):
             kept.add(b)
     return frozenset(kept)
 
@@ -144,7 +138,6 @@ def repack_layers(prep: Prepared, offsets, *, floor: int, deadline: float | None
             current["layer"], current["depth"] = layer, found.depth
         if not isinstance(found.offsets, list):
             return None, {}
-        current["depth"] = -1
         return found.offsets, {"width": width, "layer": len(layer)}
 
     def granules_below(capacity: int) -> int:
