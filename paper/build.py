@@ -772,12 +772,14 @@ def search_complete_macros(rows) -> dict[str, str]:
     return {"SearchCompleteNote": note}
 
 
-def _repack_clause(row) -> str:
-    """What one run of ``bench/search_bands.py`` did to its packing, for the notes."""
+def _repack_clause(row, seeds=None) -> str:
+    """What one run of ``bench/search_bands.py`` did to its packing, for the notes; a run
+    that left it names ``seeds`` when given (runs like it with those seeds)."""
     name, minutes = row["instance"], f"{row['seconds'] / 60:.0f} minutes"
     if row["best_bytes"] >= row["start_bytes"]:
+        seeds = [row["seed"]] if seeds is None else seeds
         return (f"leaves {name}'s packing at {_thousands(row['start_bytes'])} bytes for "
-                f"{minutes} (seed {row['seed']})")
+                f"{minutes} (seed{'s' * (len(seeds) > 1)} {_words(map(str, seeds))})")
     gap = 100 * (row["best_bytes"] - row["max_breadth"]) / row["max_breadth"]
     where = ("its max breadth, so optimal" if gap == 0
              else f"{gap:.2f}\\,\\% above its max breadth")
@@ -821,19 +823,63 @@ def search_bands_macros(rows) -> dict[str, str]:
 def search_layers_macros(rows) -> dict[str, str]:
     """``SearchLayersSkylineNote``: what skyline repacking did, for comparison, from the
     packing the layer searches of ``layers.jsonl`` (``rows``) started from; and
-    ``SearchLayersChainNote``, what it did from a packing a layer search reached."""
+    ``SearchLayersChainNote``, what skyline and band repacking did from the packings that
+    runs of the file reached (a layer search's, then their own); ``SearchLayersPathNote``,
+    the runs that led to the lowest packing, one from another (``_path_note``)."""
     layered = [row for row in rows if row["repack"] == "layers"]
-    starts = {row["start"] for row in layered}
-    reached = {f"{row['instance']}.{row['best_bytes']}.offsets.csv" for row in layered}
+    reached = {f"{row['instance']}.{row['best_bytes']}.offsets.csv" for row in rows}
+    starts = {row["start"] for row in layered} - reached  # no run of the file reached them
     skyline = [row for row in rows if row["repack"] == "skyline"]
+    what = {"skyline": "skyline repacking ", "bands": "band repacking "}
+    chained = [row for row in rows if row["repack"] in what and row["start"] in reached - starts]
     return {"SearchLayersSkylineNote": "; ".join(
         "from the same packing, skyline repacking " + _repack_clause(row)
         for row in skyline if row["start"] in starts)
         or "skyline repacking was not run from that packing",
         "SearchLayersChainNote": "; ".join(
-            "skyline repacking " + _repack_clause(row)
-            for row in skyline if row["start"] in reached - starts)
-        or "skyline repacking was not run from a packing that layer search reached"}
+            what[row["repack"]] + clause for row, clause in _grouped_clauses(chained))
+        or "skyline repacking was not run from a packing that a run reached",
+        "SearchLayersPathNote": _path_note(rows)}
+
+
+def _path_note(rows) -> str:
+    """The runs that led from a start no run reached to the lowest packing of ``rows``, each
+    from the packing the one before it passed on (the first run to reach an arena passed
+    it on), and the time they took to find those packings."""
+    first = {}
+    for row in rows:
+        if row["best_bytes"] < row["start_bytes"]:
+            first.setdefault(f"{row['instance']}.{row['best_bytes']}.offsets.csv", row)
+    if not first:
+        return "no run lowered a packing"
+    path = [first[min(first, key=lambda name: first[name]["best_bytes"])]]
+    while path[-1]["start"] in first:
+        path.append(first[path[-1]["start"]])
+    path.reverse()
+    minutes = f"{sum(row['packings'][-1]['seconds'] for row in path) / 60:.0f}"
+    return (f"a chain of {len(path)} run{'s' * (len(path) > 1)} led from "
+            f"{_thousands(path[0]['start_bytes'])} to {_thousands(path[-1]['best_bytes'])} "
+            f"bytes, with {minutes} minute{'s' * (minutes != '1')} of running until the "
+            f"packings they passed on")
+
+
+def _grouped_clauses(rows) -> list[tuple[dict, str]]:
+    """Each run in ``rows`` with its ``_repack_clause``, but one clause for the runs of one
+    kind that left the same packing for the same time (with all their seeds), at the first."""
+    def alike(row):
+        return row.get("repack"), row["start"], round(row["seconds"] / 60)
+    left = {}
+    for row in rows:
+        if row["best_bytes"] >= row["start_bytes"]:
+            left.setdefault(alike(row), []).append(row)
+    clauses = []
+    for row in rows:
+        if row["best_bytes"] < row["start_bytes"]:
+            clauses.append((row, _repack_clause(row)))
+        elif (group := left[alike(row)])[0] is row:
+            clauses.append((row, _repack_clause(row, [other["seed"] for other in group])))
+    return clauses
+
 
 
 def _open_windows(windows) -> str:

@@ -23,8 +23,8 @@ from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.formats.solution_csv import read_solution_csv
 from optplan.validate import validate_offsets
 
-from test_bands import (brute_force_case, check_lowered, optima_reached, random_instance,
-                        stacked, valid_bytes)
+from test_bands import (LAYERS_LOWEST, brute_force_case, check_lowered, optima_reached,
+                        random_instance, stacked, valid_bytes)
 
 
 def meet(prep, a, b):
@@ -135,14 +135,20 @@ def test_a_stop_ends_a_beam_repacking_before_its_next_step(kind):
     assert found.steps == 2
 
 
+# ``layers.jsonl``'s runs (repacking, seed) in the order they ran, and its lowest arena
+RUNS = ([("layers", 0), ("layers", 1), ("layers", 2)] + [("skyline", seed) for seed in
+        (0, 0, 1, 2, 0, 1, 3, 4, 3)] + [("layers", 0), ("bands", 0), ("bands", 1)])
+
+
 @pytest.mark.peer
 def test_the_layer_runs_on_j_start_from_a_beams_packing(minimalloc_dir):
     """``layers.jsonl``: layer search on J from the committed packing of a beam 250 states
     wide (tie seed 0) at 1,085,440 bytes, which that beam packs again, with seeds 0 and 1;
     then from the best of those (committed) with seed 2; skyline repacking from the same
-    start, for comparison; and skyline repacking from layer search's best packing. Each run's
-    arenas go down and stay at or above J's max breadth; the packings that started a run, and
-    the lowest, are committed and valid at their arenas."""
+    start, for comparison; then skyline repacking (once layer search, last band repacking)
+    from packings that runs before reached, down to J's max breadth. Each run's arenas go
+    down and stay at or above the max breadth; the packings that started a run, and the
+    lowest, are committed and valid at their arenas."""
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "J.1048576.csv")
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
@@ -150,29 +156,40 @@ def test_the_layer_runs_on_j_start_from_a_beams_packing(minimalloc_dir):
     found = beam(prep, 1085440 // prep.scale, 250, seed=0)
     assert [offset * prep.scale for offset in found.offsets] == list(start.offsets)
     rows = read_jsonl(results / "layers.jsonl")
-    assert [(row["repack"], row["seed"]) for row in rows] == [
-        ("layers", 0), ("layers", 1), ("layers", 2), ("skyline", 0), ("skyline", 0)]
-    assert [row["start"] for row in rows] == ["J.1085440.offsets.csv"] * 2 + [
+    assert [(row["repack"], row["seed"]) for row in rows] == RUNS
+    assert [row["start"] for row in rows[:5]] == ["J.1085440.offsets.csv"] * 2 + [
         "J.1003520.offsets.csv", "J.1085440.offsets.csv", "J.1001472.offsets.csv"]
     assert rows[2]["start_bytes"] == rows[1]["best_bytes"]  # the best of seeds 0 and 1
     assert rows[4]["start_bytes"] == rows[2]["best_bytes"]  # layer search's best
-    for row in rows:
-        assert row["widths"] == ([250] if row["repack"] == "layers" else [250, 500, 1000, 2000])
+    widths = {"layers": [250], "skyline": [250, 500, 1000, 2000], "bands": None}
+    for at, row in enumerate(rows):
+        assert row.get("widths") == widths[row["repack"]]
         capacities = [p["capacity"] for p in row["packings"]]
-        assert capacities == sorted(set(capacities), reverse=True) and capacities
-        assert capacities[-1] == row["best_bytes"] >= row["max_breadth"] == lower_bound(
-            instance, "offsets")
+        assert capacities == sorted(set(capacities), reverse=True)
+        assert (capacities or [row["start_bytes"]])[-1] == row["best_bytes"] >= row[
+            "max_breadth"] == lower_bound(instance, "offsets")
         assert all(p["layer"] >= 1 for p in row["packings"] if row["repack"] == "layers")
+        assert row["start"] in {"J.1085440.offsets.csv"} | {
+            f"J.{before['best_bytes']}.offsets.csv" for before in rows[:at]}
     lowest = min(row["best_bytes"] for row in rows)
-    assert lowest == rows[4]["best_bytes"]
-    for name in {row["start"] for row in rows} | {f"J.{lowest}.offsets.csv"}:
+    for name in {row["start"] for row in rows} | {LAYERS_LOWEST}:
         solution = read_solution_csv(instance, "offsets", results / name)
         assert validate_offsets(instance, solution) == []
         assert solution.arena_size == int(name.split(".")[1])
-    # layer search ends lower than skyline repacking from the same start and time, and
-    # skyline repacking from layer search's best below the lucky beam's (J.998400), no optimum
+    # layer search ends lower than skyline repacking from the same start and time; skyline
+    # repacking from layer search's best below the lucky beam's (J.998400); and the chain,
+    # without that beam, down to J's max breadth: its optimum
     assert max(row["best_bytes"] for row in rows[:2]) < rows[3]["best_bytes"]
-    assert lower_bound(instance, "offsets") < rows[4]["best_bytes"] < 998400
+    assert rows[4]["best_bytes"] < 998400
+    assert lowest == int(LAYERS_LOWEST.split(".")[1]) == lower_bound(instance, "offsets")
+    # that optimum has the bottom layer of layer search's last packing (row 3), which the
+    # repackings after it kept; the lucky beam's optimum has another
+    def layer(name):
+        solution = read_solution_csv(instance, "offsets", results / name)
+        return set(bottom_layer(prep, [offset // prep.scale for offset in solution.offsets]))
+    reached = layer(LAYERS_LOWEST)
+    assert reached == layer(rows[4]["start"]) and rows[4]["start"] == "J.1001472.offsets.csv"
+    assert len(reached & layer("J.989184.offsets.csv")) < len(reached) // 2
 
 
 @pytest.mark.peer

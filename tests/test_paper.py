@@ -315,6 +315,23 @@ def test_the_bands_and_skyline_notes_are_the_committed_runs(generated):
     compared = closed | {"start_bytes": 1100, "best_bytes": 1050, "seconds": 900.0,
                          "start": "Z.1100.offsets.csv"}
     chained = closed | {"start": "Z.1010.offsets.csv"}  # from the layer search's packing
+    stuck = chained | {"best_bytes": 1010, "seed": 1, "packings": []}
+    again = chained | {"repack": "bands", "start": "Z.1005.offsets.csv", "start_bytes": 1005,
+                       "seed": 2}
+    further = chained | {"best_bytes": 1005, "packings": [{"capacity": 1005, "seconds": 9.0}]}
+    relayered = layered | {"start": "Z.1000.offsets.csv", "best_bytes": 1000}  # not a start
+    chain = build.search_layers_macros(
+        [layered, compared, stuck, further, stuck | {"seed": 3}, again, relayered])
+    assert chain["SearchLayersSkylineNote"].count("skyline repacking") == 1
+    assert chain["SearchLayersPathNote"] == (  # layered, further, again: 42.4 + 9 + 61 s
+        "a chain of 3 runs led from 1\\,100 to 1\\,000 bytes, with 2 minutes of running "
+        "until the packings they passed on")
+    assert chain["SearchLayersChainNote"] == (
+        "skyline repacking leaves Z's packing at 1\\,010 bytes for 2 minutes (seeds 1 and 3); "
+        "skyline repacking lowers Z's packing from 1\\,010 to 1\\,005 bytes (0.50\\,\\% "
+        "above its max breadth) 9\\,s into a run of 2 minutes (seed 0); band repacking "
+        "lowers Z's packing from 1\\,005 to 1\\,000 bytes (its max breadth, so optimal) 61\\,s "
+        "into a run of 2 minutes (seed 2)")
     assert build.search_layers_macros([layered, compared, chained]) == {
         "SearchLayersSkylineNote": (
             "from the same packing, skyline repacking lowers Z's packing from 1\\,100 to "
@@ -322,11 +339,19 @@ def test_the_bands_and_skyline_notes_are_the_committed_runs(generated):
             "minutes (seed 0)"),
         "SearchLayersChainNote": (
             "skyline repacking lowers Z's packing from 1\\,010 to 1\\,000 bytes (its max "
-            "breadth, so optimal) 61\\,s into a run of 2 minutes (seed 0)")}
+            "breadth, so optimal) 61\\,s into a run of 2 minutes (seed 0)"),
+        "SearchLayersPathNote": (
+            "a chain of 2 runs led from 1\\,100 to 1\\,000 bytes, with 2 minutes of running "
+            "until the packings they passed on")}
     assert build.search_layers_macros([layered]) == {
         "SearchLayersSkylineNote": "skyline repacking was not run from that packing",
         "SearchLayersChainNote": (
-            "skyline repacking was not run from a packing that layer search reached")}
+            "skyline repacking was not run from a packing that a run reached"),
+        "SearchLayersPathNote": (
+            "a chain of 1 run led from 1\\,100 to 1\\,010 bytes, with 1 minute of running "
+            "until the packings they passed on")}
+    assert build.search_layers_macros([stuck])["SearchLayersPathNote"] == (
+        "no run lowered a packing")
     assert build.search_bands_macros([lowered, left, closed]) == {
         "SearchBandsNote": (
             "band repacking lowers Z's packing from 1\\,100 to 1\\,010 bytes (1.00\\,\\% "

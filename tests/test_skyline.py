@@ -46,7 +46,7 @@ def test_zero_floors_are_the_plain_beam_and_floors_are_kept(seed):
 
 def test_floors_of_the_wrong_length_are_refused():
     prep = prepare([0, 1], [1, 2], [2, 3])
-    with pytest.raises(ValueError, match="base"):
+    with pytest.raises(ValueError, match="^floors: expected at least"):
         beam(prep, 5, 4, floors=[0])
 
 

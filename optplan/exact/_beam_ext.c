@@ -27,7 +27,7 @@ typedef int64_t i64;
 typedef struct {
     i64 n, sections, alignment, capacity, words;
     const i64 *sizes, *start, *end, *nb_ptr, *nb_idx, *sec_ptr, *sec_idx, *totals;
-    const i64 *base;  /* each section's floor before any placement (0 but for a repack) */
+    const i64 *floors;  /* each section's floor before any placement (0 but for a repack) */
     double *weight;  /* 1 / (slack + 1) per section */
 } Problem;
 
@@ -213,7 +213,7 @@ static double make_child(const Problem *p, const Level *from, i64 state, i64 b, 
         i64 effective = least[s] > floor[s] ? least[s] : floor[s];
         if (effective + unplaced[s] > p->capacity) return -1.0;
         i64 filled = p->totals[s] - unplaced[s];
-        waste += (double)(effective - p->base[s] - filled) * p->weight[s];
+        waste += (double)(effective - p->floors[s] - filled) * p->weight[s];
         area += (double)filled;
     }
     return waste / (area > 1.0 ? area : 1.0);
@@ -269,7 +269,7 @@ static int run_beam(const Problem *p, i64 width, i64 per_parent, uint64_t seed, 
         goto done;
     Level *current = &levels[0], *next = &levels[1];
     current->count = 1;
-    memcpy(current->floor, p->base, (size_t)S * sizeof(i64));
+    memcpy(current->floor, p->floors, (size_t)S * sizeof(i64));
     memcpy(current->unplaced, p->totals, (size_t)S * sizeof(i64));
     memset(current->placed, 0, (size_t)p->words * sizeof(uint64_t));
     lowest_offsets(p, current->floor, current->placed, current->lowest);
@@ -408,12 +408,12 @@ done:
 
 PyDoc_STRVAR(beam_doc,
 "beam(n, sections, alignment, sizes, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx, totals,\n"
-"     capacity, width, per_parent, seed, seconds, stop, base)\n"
+"     capacity, width, per_parent, seed, seconds, stop, floors)\n"
 "--\n\n"
 "Beam search for a packing with every top <= capacity (scaled units; int64 arrays as for\n"
 "``_search_ext.decide``). Keeps ``width`` states per level, at most ``per_parent`` children\n"
 "of one state, equal scores in an order drawn from ``seed``; ``seconds`` the time left (negative: none); ``stop`` None or a writable\n"
-"buffer whose first byte, once non-zero, stops the beam (read once per level); ``base``\n"
+"buffer whose first byte, once non-zero, stops the beam (read once per level); ``floors``\n"
 "None (floors of 0) or int64 section floors to start from (skyline repacking). Returns\n"
 "(code, offsets, children, depth): code 1 packed (offsets a list), 0 the beam emptied\n"
 "(nothing proven), -1 out of time or stopped; depth the buffers placed in its last full\n"
@@ -425,11 +425,11 @@ static PyObject *beam(PyObject *self, PyObject *args)
     Py_ssize_t n, sections;
     long long alignment, capacity, width, per_parent, seed;
     double seconds;
-    PyObject *objects[8], *stop_object, *base_object;
+    PyObject *objects[8], *stop_object, *floors_object;
     if (!PyArg_ParseTuple(args, "nnLOOOOOOOOLLLLdOO", &n, &sections, &alignment, &objects[0],
                           &objects[1], &objects[2], &objects[3], &objects[4], &objects[5],
                           &objects[6], &objects[7], &capacity, &width, &per_parent, &seed,
-                          &seconds, &stop_object, &base_object))
+                          &seconds, &stop_object, &floors_object))
         return NULL;
     if (n < 1 || sections < 1 || alignment < 1 || width < 1 || per_parent < 1) {
         PyErr_SetString(PyExc_ValueError, "n, sections, alignment, width and per_parent "
@@ -442,9 +442,9 @@ static PyObject *beam(PyObject *self, PyObject *args)
     static const char *names[8] = {"sizes", "start", "end", "nb_ptr", "nb_idx", "sec_ptr",
                                    "sec_idx", "totals"};
     Py_ssize_t least[8] = {n, n, n, n + 1, 0, sections + 1, 0, sections};
-    Array arrays[8], base_array;
+    Array arrays[8], floors_array;
     memset(arrays, 0, sizeof(arrays));
-    memset(&base_array, 0, sizeof(base_array));
+    memset(&floors_array, 0, sizeof(floors_array));
     i64 *zeros = NULL;
     PyObject *result = NULL;
     double *weight = NULL;
@@ -455,16 +455,16 @@ static PyObject *beam(PyObject *self, PyObject *args)
                  arrays[0].view.buf, arrays[1].view.buf, arrays[2].view.buf,
                  arrays[3].view.buf, arrays[4].view.buf, arrays[5].view.buf,
                  arrays[6].view.buf, arrays[7].view.buf, NULL, NULL};
-    if (base_object == Py_None) {
+    if (floors_object == Py_None) {
         zeros = calloc((size_t)sections, sizeof(i64));
         if (!zeros) {
             PyErr_NoMemory();
             goto done;
         }
-        p.base = zeros;
+        p.floors = zeros;
     } else {
-        if (get_array(base_object, &base_array, sections, "base") < 0) goto done;
-        p.base = base_array.view.buf;
+        if (get_array(floors_object, &floors_array, sections, "floors") < 0) goto done;
+        p.floors = floors_array.view.buf;
     }
     weight = malloc((size_t)sections * sizeof(double));
     offsets = calloc((size_t)n, sizeof(i64));
@@ -473,7 +473,7 @@ static PyObject *beam(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t s = 0; s < sections; s++) {
-        i64 slack = capacity - p.base[s] - p.totals[s];
+        i64 slack = capacity - p.floors[s] - p.totals[s];
         weight[s] = 1.0 / (double)((slack > 0 ? slack : 0) + 1);
     }
     p.weight = weight;
@@ -508,7 +508,7 @@ done:
     free(weight);
     free(offsets);
     free(zeros);
-    if (base_array.held) PyBuffer_Release(&base_array.view);
+    if (floors_array.held) PyBuffer_Release(&floors_array.view);
     for (int k = 0; k < 8; k++)
         if (arrays[k].held) PyBuffer_Release(&arrays[k].view);
     if (stop) PyBuffer_Release(&stop_view);

@@ -25,7 +25,10 @@ that depths compare layers, not seeds); a beam that packs lowers the arena, and 
 target is drawn from it the same way. How deep a beam gets above a layer is a rough measure
 of its worth, but one that a beam of a second or two takes.
 
-It proves nothing by itself, but a packing at the max breadth is optimal.
+It proves nothing by itself, but a packing at the max breadth is optimal. On J, layer search
+from the narrowest beam's packing chose a bottom layer that skyline and then band repacking
+kept down to J's max breadth: an optimum with another bottom layer than the lucky beam's
+(``paper/results/search/layers.jsonl``).
 """
 
 from __future__ import annotations
