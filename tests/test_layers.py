@@ -138,7 +138,7 @@ def test_a_stop_ends_a_beam_repacking_before_its_next_step(kind):
 # ``layers.jsonl``'s runs (repacking, seed) in the order they ran
 RUNS = ([("layers", 0), ("layers", 1), ("layers", 2)]
         + [("skyline", seed) for seed in (0, 0, 1, 2, 0, 1, 3, 4, 3)]
-        + [("layers", 0), ("bands", 0), ("bands", 1), ("bands", 0)])
+        + [("layers", 0), ("bands", 0), ("bands", 1), ("bands", 0), ("bands", 0)])
 
 
 @pytest.mark.peer
