@@ -44,8 +44,11 @@ from optplan.formats.solution_csv import read_solution_csv
 from search import suite_files, suite_instances, suite_parser  # bench/search.py
 from search_windows import checked_offsets
 
-REPACKS = {"bands": None, "skyline": skyline, "layers": layers}
-"""The ways to move buffers, and the module whose beams a step runs (its ``WIDTHS``)."""
+REPACKS = {"bands": repack_bands, "skyline": skyline.repack_skyline,
+           "layers": layers.repack_layers}
+"""The ways to move buffers, by name (the beam repackings' default widths in
+``WIDTHS``)."""
+WIDTHS = {"skyline": skyline.WIDTHS, "layers": layers.WIDTHS}
 
 
 def parse_args(argv=None):
@@ -65,9 +68,8 @@ def parse_args(argv=None):
     parser.add_argument("--repack", choices=tuple(REPACKS), default="bands",
                         help="how each step moves buffers (default: %(default)s)")
     parser.add_argument("--widths", help="skyline, layers: beam widths a step draws from "
-                        "(default: " + "; ".join(f"{name} {','.join(map(str, module.WIDTHS))}"
-                                                  for name, module in REPACKS.items()
-                                                  if module) + ")")
+                        "(default: " + "; ".join(f"{name} {','.join(map(str, widths))}"
+                                                  for name, widths in WIDTHS.items()) + ")")
     parser.add_argument("--beam-seconds", type=float, default=60.0,
                         help="skyline, layers: a beam's time at most (default: %(default)s)")
     parser.add_argument("--write", type=Path, help="write the best packing here (CSV)")
@@ -90,10 +92,9 @@ def main(argv=None) -> int:
     if len(files) != 1:
         print("--instances: expected one instance (the packing belongs to it)", file=sys.stderr)
         return 2
-    module = REPACKS[args.repack]
     try:
         widths = ([int(width) for width in args.widths.split(",")] if args.widths else
-                  list(module.WIDTHS) if module else [])
+                  list(WIDTHS.get(args.repack, ())))
     except ValueError:
         widths = [0]
     if min(widths, default=1) <= 0:
@@ -154,8 +155,8 @@ def main(argv=None) -> int:
         result = repack_bands(prep, scaled, band=band, step_seconds=args.step_seconds,
                               workers=args.workers, **common)
     else:
-        repack = skyline.repack_skyline if module is skyline else layers.repack_layers
-        result = repack(prep, scaled, widths=widths, beam_seconds=args.beam_seconds, **common)
+        result = REPACKS[args.repack](prep, scaled, widths=widths,
+                                      beam_seconds=args.beam_seconds, **common)
     seconds = time.perf_counter() - began
     offsets = [offset * scale for offset in result.offsets]
     checked_offsets(instance, offsets, result.capacity * scale)

@@ -827,7 +827,7 @@ def search_layers_macros(rows) -> dict[str, str]:
     runs of the file reached (a layer search's, then their own); ``SearchLayersPathNote``,
     the runs that led to the lowest packing, one from another (``_path_note``)."""
     layered = [row for row in rows if row["repack"] == "layers"]
-    reached = {f"{row['instance']}.{row['best_bytes']}.offsets.csv" for row in rows}
+    reached = {_reached(row) for row in rows}
     starts = {row["start"] for row in layered} - reached  # no run of the file reached them
     skyline = [row for row in rows if row["repack"] == "skyline"]
     what = {"skyline": "skyline repacking ", "bands": "band repacking "}
@@ -842,6 +842,11 @@ def search_layers_macros(rows) -> dict[str, str]:
         "SearchLayersPathNote": _path_note(rows)}
 
 
+def _reached(row) -> str:
+    """The name a run's best packing is kept under: ``<instance>.<arena>.offsets.csv``."""
+    return f"{row['instance']}.{row['best_bytes']}.offsets.csv"
+
+
 def _path_note(rows) -> str:
     """The runs that led from a start no run reached to the lowest packing of ``rows``, each
     from the packing the one before it passed on (the first run to reach an arena passed
@@ -849,7 +854,7 @@ def _path_note(rows) -> str:
     first = {}
     for row in rows:
         if row["best_bytes"] < row["start_bytes"]:
-            first.setdefault(f"{row['instance']}.{row['best_bytes']}.offsets.csv", row)
+            first.setdefault(_reached(row), row)
     if not first:
         return "no run lowered a packing"
     path = [first[min(first, key=lambda name: first[name]["best_bytes"])]]

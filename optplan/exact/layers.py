@@ -38,9 +38,9 @@ import time
 
 from optplan.exact._search_core import Prepared
 from optplan.exact.bands import BandsResult, lower_arena
-from optplan.exact.beam import BeamResult, beam
+from optplan.exact.beam import BeamResult
 from optplan.exact.offsets_bound import granule
-from optplan.exact.skyline import subset
+from optplan.exact.skyline import beam_above
 
 __all__ = ["repack_layers", "layer_beam", "bottom_layer", "move_into_layer", "WIDTHS"]
 
@@ -91,14 +91,8 @@ def layer_beam(prep: Prepared, layer: frozenset[int], capacity: int, width: int,
     if any(prep.sizes[b] > capacity for b in layer):
         return BeamResult(None, 0, 0.0, 0)
     free = [b for b in range(len(prep.sizes)) if b not in layer]
-    found = beam(subset(prep, free), capacity, width, seed=seed, deadline=deadline, stop=stop,
-                 floors=floors)
-    if not isinstance(found.offsets, list):
-        return found
-    offsets = [0] * len(prep.sizes)
-    for k, b in enumerate(free):
-        offsets[b] = found.offsets[k]
-    return BeamResult(offsets, found.children, found.seconds, found.depth)
+    return beam_above(prep, [0] * len(prep.sizes), free, floors, capacity, width, seed=seed,
+                      deadline=deadline, stop=stop)
 
 
 def repack_layers(prep: Prepared, offsets, *, floor: int, deadline: float | None = None,

@@ -31,11 +31,11 @@ from __future__ import annotations
 import random
 import time
 
-from optplan.exact._search_core import TIMEOUT, Prepared
+from optplan.exact._search_core import Prepared
 from optplan.exact.bands import BandsResult, arena, lower_arena
-from optplan.exact.beam import beam
+from optplan.exact.beam import BeamResult, beam
 
-__all__ = ["repack_skyline", "skyline_step", "highest_level", "subset", "WIDTHS"]
+__all__ = ["repack_skyline", "skyline_step", "beam_above", "highest_level", "subset", "WIDTHS"]
 
 WIDTHS = (250, 500, 1000, 2000)
 """Beam widths a step draws from, by default (the widths that packed on J)."""
@@ -109,14 +109,26 @@ def skyline_step(prep: Prepared, offsets, target: int, level: int, width: int, *
     skyline, _, free = _split(prep, offsets, level)
     if not free:
         return list(offsets) if arena(prep, offsets) <= target else None
-    found = beam(subset(prep, free), target, width, seed=seed, deadline=deadline, stop=stop,
-                 floors=skyline)
-    if found.offsets is None or found.offsets is TIMEOUT:
-        return None
+    found = beam_above(prep, offsets, free, skyline, target, width, seed=seed,
+                       deadline=deadline, stop=stop)
+    return found.offsets if isinstance(found.offsets, list) else None
+
+
+def beam_above(prep: Prepared, offsets, free: list[int], floors, capacity: int, width: int, *,
+               seed: int = 0, deadline: float | None = None,
+               stop: bytearray | None = None) -> BeamResult:
+    """The buffers ``free`` packed by a beam (``width``, ``seed``) from the section ``floors``,
+    every top at most ``capacity``, the others kept at ``offsets``. Returns the beam's
+    :class:`~optplan.exact.beam.BeamResult`, its ``offsets`` those of every buffer when it
+    packed."""
+    found = beam(subset(prep, free), capacity, width, seed=seed, deadline=deadline, stop=stop,
+                 floors=floors)
+    if not isinstance(found.offsets, list):
+        return found
     moved = list(offsets)
     for k, b in enumerate(free):
         moved[b] = found.offsets[k]
-    return moved
+    return BeamResult(moved, found.children, found.seconds, found.depth)
 
 
 def repack_skyline(prep: Prepared, offsets, *, floor: int, deadline: float | None = None,
