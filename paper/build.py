@@ -55,7 +55,8 @@ from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      preload_table, SEARCH_RUNS, search_runs_table,
                                      search_table, seconds_cell, summary_table,
                                      median_runs)
-from optplan.exact.search import SearchParams, random_draw  # noqa: E402
+from optplan.exact.search import (REPACK_AFTER, REPACK_STALL, REPACKS,  # noqa: E402
+                                  SearchParams, random_draw)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
@@ -1042,6 +1043,29 @@ def search_beam_macros(before_after) -> dict[str, str]:
             else "no beam closed an instance"}
 
 
+REPACKINGS = {"layers": "layer search", "skyline": "skyline repacking",
+              "bands": "band repacking"}
+"""The search's repackings (``optplan.exact.search.REPACKS``) as the text names them."""
+
+
+def _repacked(row: dict) -> str:
+    """For an unproven run whose repacking rounds lowered its incumbent (``row``: a search
+    result's dict with ``probes``), a clause saying how far its probes and beams got and
+    which repackings took it on; "" otherwise."""
+    probes = row.get("probes") or []
+    found = [probe["capacity"] for probe in probes
+             if probe["result"] == "feasible" and probe["loop"] != "repack"]
+    lowered = [probe for probe in probes
+               if probe["loop"] == "repack" and probe["result"] == "feasible"]
+    if not found or not lowered or min(found) <= row["objective"]:
+        return ""
+    methods = list(dict.fromkeys(REPACKINGS[probe["method"]] for probe in lowered))
+    return (f"; its probes and beams got to {_thousands(min(found))} bytes, and its "
+            f"repacking rounds lowered that "
+            f"{ {1: 'once', 2: 'twice'}.get(len(lowered), f'{len(lowered)} times')} "
+            f"({_words(methods)})")
+
+
 def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     """``SearchLongNote``, ``SearchLongClosedNote``, ``SearchLongSeed`` and
     ``SearchLongCertificates``: what the long runs of the open
@@ -1057,7 +1081,8 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
         name, nodes = row["instance"], _thousands(round(row["nodes"] / 1e6))
         if row["status"] != "OPTIMAL":
             parts.append(f"{name} ends at {_thousands(row['objective'])} bytes, "
-                         f"{_pct(row['gap'])}\\,\\% above its bound, after {nodes} million nodes")
+                         f"{_pct(row['gap'])}\\,\\% above its bound, after {nodes} million nodes"
+                         + _repacked(row))
             continue
         at_breadth = row["objective"] == row["lower_bound"]
         certificate = f"{name}.{row['objective']}.offsets.csv"
@@ -1070,7 +1095,10 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
                 if closing.get("loop") == "improve" else None)
         how = (f": a beam {_thousands(closing['width'])} states wide, of "
                f"{closing['seconds']:.1f}\\,s and tie-order seed {closing['seed']}, packed it"
-               if closing.get("loop") == "beam" else "" if draw is None else
+               if closing.get("loop") == "beam" else
+               f": a round of {REPACKINGS[closing['method']]} (seed {closing['seed']}), "
+               f"{_thousands(closing['steps'])} steps in, packed it"
+               if closing.get("loop") == "repack" else "" if draw is None else
                f": a probe of {closing['seconds']:.2f}\\,s in random order "
                f"{_thousands(draw)} drawn from seed {row.get('seed', 0)} packed it")
         parts.append(f"{name} is proven optimal"
@@ -1084,7 +1112,9 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     seeds = sorted({str(row.get("seed", 0)) for row in rows})
     return {"SearchLongNote": note, "SearchLongClosedNote": closed_note,
             "SearchLongSeed": ", ".join(seeds) or "--",
-            "SearchLongCertificates": _words(certificates) or "none"}
+            "SearchLongCertificates": _words(certificates) or "none",
+            "SearchRepackAfter": f"{REPACK_AFTER:g}", "SearchRepackStall": f"{REPACK_STALL:g}",
+            "SearchRepackings": _words(REPACKINGS[name] for name in REPACKS)}
 
 
 def generated_latex(rows: pd.DataFrame) -> tuple[str, dict[str, str]]:

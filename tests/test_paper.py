@@ -590,7 +590,10 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
                           "drawn from seed 2 packed it",
         "SearchLongClosedNote": "On Z it lay in the arena: a longer run packs it at the max "
                                 "breadth (Section~\\ref{sec:minimalloc}). ",
-        "SearchLongSeed": "0, 2", "SearchLongCertificates": "\\texttt{Z.10.offsets.csv}"}
+        "SearchLongSeed": "0, 2", "SearchLongCertificates": "\\texttt{Z.10.offsets.csv}",
+        "SearchRepackAfter": "60", "SearchRepackStall": "300",
+        "SearchRepackings": "layer search, skyline repacking and band repacking"}
+    assert list(build.REPACKINGS) == list(build.REPACKS)  # every repacking named, in turn
     assert build.search_long_macros([])["SearchLongClosedNote"] == ""
     beam = {"loop": "beam", "result": "feasible", "capacity": 10, "seconds": 17.16,
             "width": 2000, "seed": 4, "jittered": False}
@@ -601,6 +604,27 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     assert closed_by_beam["SearchLongNote"] == (
         "X is proven optimal at its max breadth, 10 bytes, after 22\\,s and 18 million "
         "nodes: a beam 2\\,000 states wide, of 17.2\\,s and tie-order seed 4, packed it")
+    rounds = [{"loop": "repack", "result": "feasible", "capacity": 11, "seconds": 70.2,
+               "nodes": 0, "method": "layers", "seed": 0, "steps": 12},
+              {"loop": "repack", "result": "unchanged", "capacity": 12, "seconds": 300.5,
+               "nodes": 0, "method": "bands", "seed": 2, "steps": 9},
+              {"loop": "repack", "result": "feasible", "capacity": 10, "seconds": 4.1,
+               "nodes": 0, "method": "skyline", "seed": 4, "steps": 3}]
+    repacked = {"instance": "W", "status": "FEASIBLE", "objective": 11, "lower_bound": 9,
+                "best_bound": 9, "gap": 2 / 11, "nodes": 5_000_000, "seed": 0,
+                "probes": [probe | {"capacity": 13}, rounds[0]]}
+    assert build.search_long_macros([repacked])["SearchLongNote"] == (
+        "W ends at 11 bytes, 18.2\\,\\% above its bound, after 5 million nodes; its probes "
+        "and beams got to 13 bytes, and its repacking rounds lowered that once (layer search)")
+    closed_by_round = build.search_long_macros([repacked | {
+        "status": "OPTIMAL", "objective": 10, "lower_bound": 10, "best_bound": 10, "gap": 0.0,
+        "wall_time_s": 700.0, "probes": [probe | {"capacity": 13}, *rounds]}])
+    assert closed_by_round["SearchLongNote"] == (
+        "W is proven optimal at its max breadth, 10 bytes, after 700\\,s and 5 million "
+        "nodes: a round of skyline repacking (seed 4), 3 steps in, packed it")
+    assert build.search_long_macros([repacked | {"probes": [probe | {"capacity": 11},
+                                                           rounds[0]]}])["SearchLongNote"] \
+        == "W ends at 11 bytes, 18.2\\,\\% above its bound, after 5 million nodes"
     assert (PAPER / "results" / "search" / "D.986112.offsets.csv").is_file()
     assert macros["SearchLongCertificates"] == "\\texttt{D.986112.offsets.csv}"
 

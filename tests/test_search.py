@@ -140,8 +140,10 @@ SWITCH_CASES = [random_instance(random.Random(seed), max_tensors=6) for seed in 
     + [BRIDGE, GAP]
 
 
-DECISION_SWITCHES = tuple(name for name in SearchParams.switch_names() if name != "beams")
-"""The switches of one decision (``beams`` is a run's: tested on ``search`` below)."""
+DECISION_SWITCHES = tuple(name for name in SearchParams.switch_names()
+                          if name not in ("beams", "repack"))
+"""The switches of one decision (``beams`` and ``repack`` are a run's: tested on ``search``
+below and in ``test_search_repack.py``)."""
 
 
 @pytest.mark.parametrize("engine", ENGINES)

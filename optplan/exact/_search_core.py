@@ -105,6 +105,11 @@ class SearchParams:
     prove loop's time after its share of refuting (off: depth-first probes only, the prove
     loop refutes to the deadline). A run-level switch: a single decision (:func:`decide`)
     is a depth-first search either way."""
+    repack: bool = True
+    """Let ``search`` repack its best packing once a run has searched for
+    ``REPACK_AFTER`` seconds (:meth:`optplan.exact.search._Progress.repack`: layer search,
+    skyline and band repacking in turn; compiled engine only; not in MiniMalloc). A run-level
+    switch, like ``beams``."""
 
     @classmethod
     def switch_names(cls) -> tuple[str, ...]:

@@ -6,7 +6,8 @@ Machine Learning", ASPLOS'23; ``google/minimalloc``) decides "is there a packing
 :mod:`optplan.exact._search_core`). This module adds the optimisation on top: refute
 capacities upward from the lower bound, and sweep short probes downward from the best
 heuristic; with two workers both at once. A probe that finds no packing proves the bound
-C + one granule; a probe that runs out of time proves nothing.
+C + one granule; a probe that runs out of time proves nothing. A run that has probed for a
+minute without closing the gap repacks its best packing instead (:meth:`_Progress.repack`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import time
 
 from optplan import __version__
 from optplan.errors import InputError
+from optplan.exact import layers, skyline
 from optplan.exact._search_core import (ENGINES, PREORDERS, TIMEOUT, Prepared, SearchParams,
                                         decide, jittered, prepare)
+from optplan.exact.bands import repack_bands
 from optplan.exact.beam import beam
 from optplan.exact.budget import SPLIT
 from optplan.exact.offsets_bound import breadth_capacity, granule, refute_upward
@@ -48,6 +51,20 @@ above its max breadth, needs width 2000 (``bench/search_beam.py``;
 RANDOM_LEVEL_SECONDS = 60.0
 """The improve loop's random probes last :data:`IMPROVE_SLICE` seconds for their first
 ``RANDOM_LEVEL_SECONDS`` seconds, then twice as long for twice as long, and so on."""
+
+REPACK_AFTER = 60.0
+"""Seconds of probing after which a run's improve loop stops probing and repacks the
+incumbent instead (:meth:`_Progress.repack`; switch ``repack``): the 60-second runs of
+``bench/search.py`` never get there."""
+REPACK_STALL = 300.0
+"""Seconds a round of repacking may go without reaching a lower arena before the next
+method takes over."""
+REPACKS = {"layers": layers.repack_layers, "skyline": skyline.repack_skyline,
+           "bands": functools.partial(repack_bands, workers=1)}
+"""The repackings a run takes in turn, by name: layer search changes the bottom layer,
+skyline repacking rebuilds the top, band repacking (CP-SAT, one worker: the other loop has
+the other core) moves a band across all of time. On MiniMalloc's J each did a part of the
+chain to the optimum that the others did not (``paper/results/search/layers.jsonl``)."""
 
 
 def _params(switches: dict) -> SearchParams:
@@ -140,7 +157,7 @@ class _Progress:
 
     def __init__(self, run: ExactRun, prep: Prepared, bound: int, beam_seed: int = 0):
         self.run, self.prep, self.bound = run, prep, bound
-        self.beam_seed, self.beams = beam_seed, 0
+        self.beam_seed, self.beams, self.rounds = beam_seed, 0, 0
         self.probes: list[dict] = []
         self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
         self.lock = threading.Lock()
@@ -200,6 +217,50 @@ class _Progress:
                 self.bound <= self.high()):
             self.beam(deadline)
 
+    def packing(self) -> list[int] | None:
+        """The incumbent's offsets in scaled units, or None when it has none there (a warm
+        start whose offsets are not multiples of the scaled alignment)."""
+        unit = self.prep.scale * self.prep.alignment
+        solution = self.run.solution
+        if solution is None or any(offset % unit for offset in solution.offsets):
+            return None
+        return [offset // self.prep.scale for offset in solution.offsets]
+
+    def repack(self, deadline: float | None) -> None:
+        """Rounds of repacking the incumbent (loop ``"repack"``) until ``deadline``, until the
+        gap closes or until the other loop stops the run: round k runs the k-th repacking of
+        :data:`REPACKS` in turn, with seed ``beam_seed + k``, from the incumbent of the
+        moment, until it has gone :data:`REPACK_STALL` seconds without a lower arena. Every
+        arena a round reaches is booked as a packing (``method``, ``seed`` and the round's
+        ``steps`` so far in its record; ``nodes`` 0: a step is a beam or a CP-SAT solve, not
+        a node); a round that reaches none is booked once, as ``"unchanged"``."""
+        while not self.stop[0] and self.bound <= self.high() and (
+                deadline is None or time.perf_counter() < deadline):
+            start = self.packing()
+            if start is None:
+                return
+            with self.lock:
+                k = self.rounds
+                self.rounds += 1
+            name, seed = list(REPACKS)[k % len(REPACKS)], self.beam_seed + k
+            began = last = time.perf_counter()
+
+            def reached(result, name=name, seed=seed, began=began):
+                nonlocal last
+                last = time.perf_counter()
+                self.record("repack", result.capacity, "feasible", last - began, 0,
+                            result.offsets, method=name, seed=seed, steps=result.steps)
+
+            def stalled() -> bool:
+                return bool(self.stop[0]) or time.perf_counter() - last > REPACK_STALL
+
+            found = REPACKS[name](self.prep, start, floor=self.bound, deadline=deadline,
+                                  seed=seed, on_packing=reached, stop=stalled)
+            if not found.packings:
+                self.record("repack", found.capacity, "unchanged",
+                            time.perf_counter() - began, 0, None, method=name, seed=seed,
+                            steps=found.steps)
+
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
                 alone: bool, rng: random.Random) -> None:
         """Sweep capacities downward from one granule below the incumbent with short probes;
@@ -210,8 +271,10 @@ class _Progress:
 
         The first sweep searches the plain static orders. After it, on the compiled engine,
         the loop spends half its time on beams (:meth:`beam`; switch ``beams``; compiled
-        only, so a run on the Python reference stays pure Python). Every other probe searches a fresh random
-        order (:func:`jittered`, drawn from ``rng``). Probes last
+        only, so a run on the Python reference stays pure Python). Every other probe searches a
+        fresh random order (:func:`jittered`, drawn from ``rng``). After
+        :data:`REPACK_AFTER` seconds of this loop, on the compiled engine, it repacks the
+        incumbent to the deadline instead (:meth:`repack`; switch ``repack``). Probes last
         :data:`IMPROVE_SLICE` seconds; random probes double in length after
         :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
         (by time, not by sweeps: near the bound a sweep is a few probes, and a length that
@@ -224,7 +287,7 @@ class _Progress:
         (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``). Per
         second of probing, many short probes in many orders find more packings than fewer
         long ones; the slow doubling still lets probes grow as long as a packing needs."""
-        step = granule(self.prep)
+        step, began = granule(self.prep), time.perf_counter()
         capacity, sweeps, random_seconds = None, 0, 0.0
         beam_seconds = 0.0
         while not self.stop[0]:
@@ -232,6 +295,10 @@ class _Progress:
             now = time.perf_counter()
             if low > high or (low == high and not alone) or (
                     deadline is not None and now >= deadline):
+                break
+            if engine == "compiled" and params.repack and (
+                    now - began >= REPACK_AFTER and self.packing() is not None):
+                self.repack(deadline)
                 break
             if sweeps and engine == "compiled" and params.beams and (
                     beam_seconds <= random_seconds):
@@ -326,7 +393,10 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     bound or time runs out, and with a time limit *prove* refutes for ``SPLIT.first_probe``
     of it, then beam-searches for packings at and above the bound (:meth:`_Progress.beam`) as
     the improve loop does after its first sweep (switch ``beams``; off, it refutes to the
-    deadline).
+    deadline). Once a run has searched for :data:`REPACK_AFTER` seconds without closing the
+    gap, both loops (compiled engine) repack the incumbent in rounds
+    (:meth:`_Progress.repack`; switch ``repack``; the prove loop only with beams on and a
+    time limit).
 
     Parameters
     ----------
@@ -355,7 +425,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         ``OPTIMAL`` only when the incumbent's arena (rounded up to the alignment) equals the
         proven bound; otherwise ``FEASIBLE`` with the proven bound. ``info`` holds ``nodes``,
         ``probes`` (loop, capacity, result, seconds, nodes each; a beam's width and seed
-        too), ``time_limit``, ``workers``, ``engine`` and the switches.
+        too; a repacking round's method, seed and steps), ``time_limit``, ``workers``, ``engine`` and the switches.
 
     Examples
     --------
@@ -371,7 +441,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     run = ExactRun(instance, Problem.OFFSETS, solver=SOLVER, version=__version__,
                    time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     run.start(warm_start, initial_solution, fallback=stacked_offsets)
-    deadline = run.budget.deadline()
+    deadline, began = run.budget.deadline(), time.perf_counter()
     progress = _Progress(run, prep, breadth_capacity(instance, prep), beam_seed=run.seed << 20)
     rng = random.Random(run.seed)
     improve = functools.partial(progress.improve, params, deadline, engine, rng=rng)
@@ -391,6 +461,9 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
                 else:  # refute the bound for a share of the time, then try to pack it
                     now = time.perf_counter()
                     prove(now + (deadline - now) * SPLIT.first_probe)
+                    if params.repack:  # beams for the first minute, then repacking too
+                        progress.beams_to(min(deadline, began + REPACK_AFTER))
+                        progress.repack(deadline)
                     progress.beams_to(deadline)
             except BaseException as error:  # re-raised by the caller's thread below
                 failures.append(error)

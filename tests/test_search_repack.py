@@ -1,0 +1,99 @@
+"""The search's repacking stage: after a minute of probing, a run repacks its incumbent by
+layer search, skyline and band repacking in turn (``optplan.exact.search._Progress.repack``)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from optplan import Instance, solve, validate
+from optplan.exact import search as search_module
+from optplan.exact._search_core import prepare
+from optplan.exact.run import ExactRun
+from optplan.formats.minimalloc_csv import read_minimalloc_csv
+from optplan.heuristics.constructions import stacked_offsets
+from optplan.problems import Problem
+
+METHODS = list(search_module.REPACKS)
+
+
+def spread_instance(seed: int) -> Instance:
+    """25-35 tensors over a long horizon: stacking them wastes most of the arena."""
+    rng = random.Random(seed)
+    triples = []
+    for _ in range(rng.randint(25, 35)):
+        first = rng.randint(0, 30)
+        triples.append((first, first + rng.randint(0, 8), 16 * rng.randint(1, 9)))
+    return Instance.from_tuples(triples, alignment=16)
+
+
+def assert_rounds_in_turn(rounds: list[dict]) -> None:
+    """Round k (its seed, from 0) runs the k-th repacking in turn, every round is booked,
+    and every packing a round reached is valid and below the ones before it."""
+    seeds = sorted({probe["seed"] for probe in rounds})
+    assert seeds == list(range(len(seeds)))
+    for probe in rounds:
+        assert probe["method"] == METHODS[probe["seed"] % len(METHODS)]
+        assert probe["result"] in ("feasible", "unchanged") and probe["nodes"] == 0
+        assert probe["steps"] >= 1
+
+
+def test_rounds_take_the_repackings_in_turn_and_only_lower_the_incumbent(monkeypatch):
+    # A bound of one unit (valid, and far below the optimum) keeps the gap open, so the
+    # rounds go on to the deadline: each stalls after 0.2 s without a lower arena.
+    monkeypatch.setattr(search_module, "REPACK_STALL", 0.2)
+    instance = spread_instance(7)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
+                   workers=1, seed=0, default_workers=1)
+    run.start(False, None, fallback=stacked_offsets)
+    stacked = run.objective
+    progress = search_module._Progress(run, prep, 1)
+    progress.repack(time.perf_counter() + 4.0)
+
+    rounds = [probe for probe in progress.probes if probe["loop"] == "repack"]
+    assert len({probe["seed"] for probe in rounds}) >= len(METHODS) + 1
+    assert_rounds_in_turn(rounds)
+    reached = [probe["capacity"] for probe in rounds if probe["result"] == "feasible"]
+    assert reached and reached == sorted(set(reached), reverse=True)
+    assert run.objective == reached[-1] < stacked
+    assert validate(instance, "offsets", run.solution) == []
+    assert run.solution.arena_size == run.objective
+
+
+def test_no_round_starts_without_a_packing_in_the_search_units():
+    # An incumbent whose offsets are not multiples of the search's unit (here 32 bytes, the
+    # sizes' gcd) gives the rounds nothing to start from: the stage books nothing and leaves
+    # the incumbent alone.
+    instance = Instance.from_tuples([(0, 1, 32), (1, 2, 32)])
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
+                   workers=1, seed=0, default_workers=1)
+    run.start(False, None, fallback=stacked_offsets)
+    run.solution = type(run.solution)((0, 48), 80)  # valid (they overlap in time at op 1)
+    progress = search_module._Progress(run, prep, 1)
+    assert progress.packing() is None
+    progress.repack(time.perf_counter() + 1.0)
+    assert progress.probes == [] and run.solution.offsets == (0, 48)
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("repack", [True, False])
+def test_a_run_repacks_after_its_first_probing_stretch_unless_switched_off(
+        minimalloc_dir, monkeypatch, repack):
+    # With the stage one second in (not a minute), a short run on MiniMalloc's D repacks in
+    # both loops (the improve loop after its first second of probing, the prove loop after
+    # its refuting share), a round a second; switched off, no round runs.
+    monkeypatch.setattr(search_module, "REPACK_AFTER", 1.0)
+    monkeypatch.setattr(search_module, "REPACK_STALL", 1.0)
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
+    result = solve(instance, "search", "offsets", time_limit=5, workers=2, repack=repack)
+    assert result.valid and result.info["switches"]["repack"] is repack
+    rounds = [probe for probe in result.info["probes"] if probe["loop"] == "repack"]
+    if not repack:
+        assert rounds == []
+        return
+    assert_rounds_in_turn(rounds)
+    assert len({probe["seed"] for probe in rounds}) >= 2
