@@ -245,7 +245,7 @@ class _Progress:
             name, seed = list(REPACKS)[k % len(REPACKS)], self.beam_seed + k
             began = last = time.perf_counter()
 
-            def reached(result, name=name, seed=seed, began=began):
+            def reached(result):  # called within this round only: no late binding
                 nonlocal last
                 last = time.perf_counter()
                 self.record("repack", result.capacity, "feasible", last - began, 0,
@@ -425,7 +425,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         ``OPTIMAL`` only when the incumbent's arena (rounded up to the alignment) equals the
         proven bound; otherwise ``FEASIBLE`` with the proven bound. ``info`` holds ``nodes``,
         ``probes`` (loop, capacity, result, seconds, nodes each; a beam's width and seed
-        too; a repacking round's method, seed and steps), ``time_limit``, ``workers``, ``engine`` and the switches.
+        too; a repacking round's method, seed and steps), ``time_limit``, ``workers``,
+        ``engine`` and the switches.
 
     Examples
     --------
