@@ -8,8 +8,14 @@ on the same probe (the compiled core's bar is 50x). When ``MINIMALLOC_BIN`` name
 MiniMalloc binary *you built yourself* (never built or vendored here), the same instances go
 through it too, driven by the issue's bisection: probe the capacity in the file name, then
 the lower bound, then bisect on multiples of the sizes' gcd, at most 15 s a probe.
+Each run's row in ``--jsonl`` keeps its probes and its anytime trajectory; ``--packings DIR``
+also writes each run's best packing there, validated, as ``paper/results/search/`` keeps them
+(``INSTANCE.RUN.BYTES.offsets.csv``: MiniMalloc's buffer ``id`` and its ``offset``), so that
+a long run's packing is its certificate.
 
     python bench/search.py --instances A,B --time-limit 60
+    python bench/search.py --instances J --runs after --rate-seconds 0 --time-limit 2400 \
+        --jsonl long.jsonl --packings packings
     python bench/search.py --runs after --rate-seconds 0       # the compiled search alone
     MINIMALLOC_BIN=~/minimalloc/build/minimalloc python bench/search.py
 """
@@ -67,7 +73,17 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="which runs: before (python), after (compiled); default both")
     parser.add_argument("--rate-seconds", type=float, default=10.0,
                         help="seconds per engine for the nodes-per-second probe (0: skip)")
+    parser.add_argument("--packings", type=Path, metavar="DIR",
+                        help="also write each run's best packing here (CSV of id,offset)")
     return parser.parse_args(argv)
+
+
+def write_packing(path: Path, instance, offsets) -> None:
+    """``offsets`` (bytes) of ``instance``'s buffers as a CSV of their ``id`` and
+    ``offset``."""
+    path.write_text("id,offset\n" + "".join(f"{record.id},{offset}\n"
+                                            for record, offset in zip(instance.records,
+                                                                      offsets)))
 
 
 def suite_files(args) -> list[Path]:
@@ -195,7 +211,7 @@ RUNS = {"before": {"engine": "python", "workers": 1}, "after": {"engine": "compi
 ``--workers`` given (default 2)."""
 
 
-def run_cell(instance, args, options, which: str) -> tuple[str, dict]:
+def run_cell(instance, name: str, args, options, which: str) -> tuple[str, dict]:
     settings = dict(RUNS[which])
     settings.setdefault("workers", args.workers)
     result = solve(instance, "search", "offsets", time_limit=args.time_limit, seed=args.seed,
@@ -204,9 +220,14 @@ def run_cell(instance, args, options, which: str) -> tuple[str, dict]:
            f"{result.wall_time_s:7.1f} {result.info['nodes']:10}"
     if not result.valid:
         cell += "  INVALID: " + "; ".join(result.violations)
-    return cell, {**result.summary(), "nodes": result.info["nodes"], **settings,
-                  "time_limit": args.time_limit, "seed": args.seed,
-                  "probes": result.info["probes"]}
+    row = {**result.summary(), "nodes": result.info["nodes"], **settings,
+           "time_limit": args.time_limit, "seed": args.seed, "probes": result.info["probes"],
+           "trajectory": [list(sample) for sample in result.trajectory]}
+    if args.packings and result.valid and result.solution is not None:
+        path = args.packings / f"{name}.{which}.{result.objective}.offsets.csv"
+        write_packing(path, instance, result.solution.offsets)
+        row["packing"] = path.name
+    return cell, row
 
 
 def main(argv=None) -> int:
@@ -214,6 +235,8 @@ def main(argv=None) -> int:
     files = suite_files(args)
     if not files:
         return 0
+    if args.packings:
+        args.packings.mkdir(parents=True, exist_ok=True)
     binary = os.environ.get("MINIMALLOC_BIN")
     options = switches(args)
     runs = [which for which in RUNS if which in args.runs]
@@ -235,7 +258,7 @@ def main(argv=None) -> int:
         row = {"instance": name, "tensors": len(instance)}
         cells = []
         for which in runs:
-            cell, row[which] = run_cell(instance, args, options, which)
+            cell, row[which] = run_cell(instance, name, args, options, which)
             solved[which] += row[which]["status"] == "OPTIMAL"
             cells.append(cell)
         line = f"{name:9} {len(instance):4} " + " | ".join(cells)

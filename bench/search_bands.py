@@ -41,7 +41,8 @@ from optplan.exact import layers, skyline
 from optplan.exact.bands import BAND, repack_bands
 from optplan.formats.solution_csv import read_solution_csv
 
-from search import suite_files, suite_instances, suite_parser  # bench/search.py
+from search import (suite_files, suite_instances, suite_parser,  # bench/search.py
+                    write_packing)
 from search_windows import checked_offsets
 
 REPACKS = {"bands": repack_bands, "skyline": skyline.repack_skyline,
@@ -74,14 +75,6 @@ def parse_args(argv=None):
                         help="skyline, layers: a beam's time at most (default: %(default)s)")
     parser.add_argument("--write", type=Path, help="write the best packing here (CSV)")
     return parser.parse_args(argv)
-
-
-def write_packing(path: Path, instance, offsets) -> None:
-    """``offsets`` (bytes) of ``instance``'s buffers as a CSV of their ``id`` and
-    ``offset``."""
-    path.write_text("id,offset\n" + "".join(f"{record.id},{offset}\n"
-                                            for record, offset in zip(instance.records,
-                                                                      offsets)))
 
 
 def main(argv=None) -> int:

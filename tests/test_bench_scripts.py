@@ -268,6 +268,11 @@ def check_schedule(stdout, tmp_path, command):
 
 
 def check_search(stdout, tmp_path, command):
+    from optplan.formats.minimalloc_csv import read_minimalloc_csv
+    from optplan.formats.solution_csv import read_solution_csv
+    from optplan.validate import validate_offsets
+
+    instance = read_minimalloc_csv(Path(option(command, "--suite")) / "A.1048576.csv")
     header = "instance n " + " | ".join(["status objective bound time s nodes"] * 2)
     [row] = table(stdout, header, first=("A",))
     before, after = " ".join(row[2:]).split(" | ")
@@ -284,6 +289,19 @@ def check_search(stdout, tmp_path, command):
                 "workers", "valid", "seed"} <= run.keys()
         assert run["valid"] is True and run["time_limit"] == 1 and run["seed"] == 4
         assert_consistent(run["status"], run["objective"], run["best_bound"])
+        # the anytime curve: (seconds, incumbent, bound) samples ending at the run's answer
+        # (None until the run has one)
+        seconds, incumbents, bounds = zip(*run["trajectory"])
+        incumbents = [value for value in incumbents if value is not None]
+        bounds = [value for value in bounds if value is not None]
+        assert list(seconds) == sorted(seconds)
+        assert incumbents == sorted(incumbents, reverse=True) and bounds == sorted(bounds)
+        assert (incumbents[-1], bounds[-1]) == (run["objective"], run["best_bound"])
+        # --packings: the run's best packing, a valid one at the run's objective
+        assert run["packing"] == f"A.{which}.{run['objective']}.offsets.csv"
+        solution = read_solution_csv(instance, "offsets", tmp_path / "kept" / run["packing"])
+        assert validate_offsets(instance, solution) == []
+        assert solution.arena_size == run["objective"]
     assert written["rates"].keys() == {"python", "compiled"}
     rates = written["rates"]
     if rates["python"]["finished"] and rates["compiled"]["finished"]:  # the same tree
@@ -568,7 +586,7 @@ RUNS = [
                  id="schedule"),
     pytest.param("search.py", ["--suite", "{minimalloc}", "--instances", "A", "--time-limit", "1",
                                "--rate-seconds", "0.5", "--seed", "4",
-                               "--jsonl", "{tmp}/search.jsonl"],
+                               "--jsonl", "{tmp}/search.jsonl", "--packings", "{tmp}/kept"],
                  check_search, id="search-A", marks=pytest.mark.peer),
     pytest.param("search_windows.py", ["--suite", "{minimalloc}", "--instances", "A", "--widths",
                                        "4,400", "--slacks", "5,0,100", "--probe-seconds", "0.5",
