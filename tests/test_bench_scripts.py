@@ -267,12 +267,20 @@ def check_schedule(stdout, tmp_path, command):
     assert all(len(values) == 1 for values in optima.values()), written
 
 
-def check_search(stdout, tmp_path, command):
+def assert_valid_packing(suite: Path, name: str, path: Path, arena: int) -> None:
+    """The packing at ``path`` (a CSV of id,offset) is valid for MiniMalloc's instance
+    ``name`` in ``suite``, with arena ``arena``."""
     from optplan.formats.minimalloc_csv import read_minimalloc_csv
     from optplan.formats.solution_csv import read_solution_csv
     from optplan.validate import validate_offsets
 
-    instance = read_minimalloc_csv(Path(option(command, "--suite")) / "A.1048576.csv")
+    instance = read_minimalloc_csv(suite / f"{name}.1048576.csv")
+    solution = read_solution_csv(instance, "offsets", path)
+    assert validate_offsets(instance, solution) == []
+    assert solution.arena_size == arena
+
+
+def check_search(stdout, tmp_path, command):
     header = "instance n " + " | ".join(["status objective bound time s nodes"] * 2)
     [row] = table(stdout, header, first=("A",))
     before, after = " ".join(row[2:]).split(" | ")
@@ -299,9 +307,8 @@ def check_search(stdout, tmp_path, command):
         assert (incumbents[-1], bounds[-1]) == (run["objective"], run["best_bound"])
         # --packings: the run's best packing, a valid one at the run's objective
         assert run["packing"] == f"A.{which}.{run['objective']}.offsets.csv"
-        solution = read_solution_csv(instance, "offsets", tmp_path / "kept" / run["packing"])
-        assert validate_offsets(instance, solution) == []
-        assert solution.arena_size == run["objective"]
+        assert_valid_packing(Path(option(command, "--suite")), "A",
+                             tmp_path / "kept" / run["packing"], run["objective"])
     assert written["rates"].keys() == {"python", "compiled"}
     rates = written["rates"]
     if rates["python"]["finished"] and rates["compiled"]["finished"]:  # the same tree
@@ -525,10 +532,6 @@ def check_search_layers(stdout, tmp_path, command):
 def check_repacked(stdout, tmp_path, command, keys) -> dict:
     """What every repacking prints and writes (see :func:`check_search_bands`); the JSON
     row."""
-    from optplan.formats.minimalloc_csv import read_minimalloc_csv
-    from optplan.formats.solution_csv import read_solution_csv
-    from optplan.validate import validate_offsets
-
     lines = stdout.splitlines()
     below = lines[lines.index(next(line for line in lines if line.split() == [
         "bytes", "seconds", "step"])) + 1:]
@@ -544,10 +547,8 @@ def check_repacked(stdout, tmp_path, command, keys) -> dict:
     assert row["steps"] >= 1 and not row["interrupted"]
     assert row["time_limit"] == float(option(command, "--seconds"))
     assert f"J: {row['best_bytes']:,} bytes after {row['steps']} steps" in stdout
-    instance = read_minimalloc_csv(Path(option(command, "--suite")) / "J.1048576.csv")
-    solution = read_solution_csv(instance, "offsets", tmp_path / "J.csv")
-    assert validate_offsets(instance, solution) == []
-    assert solution.arena_size == row["best_bytes"]
+    assert_valid_packing(Path(option(command, "--suite")), "J", tmp_path / "J.csv",
+                         row["best_bytes"])
     return row
 
 
