@@ -9,10 +9,13 @@ max breadth, rounded down to the granule), it decides the capacity in ``--probes
 orders drawn from ``--seed`` (the same orders at every capacity), each for at most
 ``--probe-seconds``, and prints how many packed, the rate with its 95 % Wilson upper bound,
 the median nodes of the probes that packed and the probe time spent per packing. Every
-packing goes through the validator.
+packing goes through the validator. With ``--chains`` the orders are those of the instance
+with its chains merged (:mod:`optplan.exact.chains`), as ``search``'s random probes draw
+them; a probe of it that finds nothing proves nothing and counts as not packed.
 
     python bench/search_orders.py --instances D,J
     python bench/search_orders.py --instances D --above 0,1,2 --probes 400 --jsonl orders.jsonl
+    python bench/search_orders.py --instances J --above 0,1,2,3 --chains
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import statistics
 import sys
 import time
 
-from optplan.exact._search_core import RANK_JITTER, TIMEOUT, decide, jittered
+from optplan.exact._search_core import RANK_JITTER, decide, jittered
+from optplan.exact.chains import chained
 from optplan.exact.search import IMPROVE_SLICE
 from optplan.model import OffsetsSolution
 from optplan.validate import validate_offsets
@@ -49,6 +53,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "loop's first probe length)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random orders (default: %(default)s)")
+    parser.add_argument("--chains", action="store_true",
+                        help="search the instance with its chains merged, as the search's "
+                             "random probes do (optplan.exact.chains)")
     return parser.parse_args(argv)
 
 
@@ -72,20 +79,23 @@ def above_option(text: str) -> tuple:
 
 
 def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
-                 seed: int) -> dict:
-    """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``."""
+                 seed: int, chains=None) -> dict:
+    """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``,
+    of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given."""
     rng = random.Random(seed)
     packed, nodes, spent, packing_nodes = 0, 0, 0.0, []
     for _ in range(probes):
         stats = {"nodes": 0}
         began = time.perf_counter()
-        answer = decide(jittered(prep, rng), capacity, deadline=began + seconds, stats=stats)
+        answer = decide(jittered(prep if chains is None else chains.prep, rng), capacity,
+                        deadline=began + seconds, stats=stats)
         spent += time.perf_counter() - began
         nodes += stats["nodes"]
-        if answer is None:
+        if answer is None and chains is None:
             raise SystemExit(f"capacity {capacity * prep.scale} refuted: no packing fits it, "
                              "so the optimum lies above it and there is nothing to sample")
-        if answer is not TIMEOUT:
+        if isinstance(answer, list):
+            answer = answer if chains is None else chains.expand(answer)
             solution = OffsetsSolution.from_offsets(
                 instance, tuple(offset * prep.scale for offset in answer))
             violations = validate_offsets(instance, solution)
@@ -108,15 +118,17 @@ def main(argv=None) -> int:
         return 2 if files else 0
     above = options[0]
     print(f"random orders of the search, {args.probes} per capacity, at most "
-          f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g})")
+          f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g}"
+          + (", chains merged)" if args.chains else ")"))
     for name, instance, prep, breadth, step in suite_instances(files):
+        chains = chained(prep) if args.chains else None
         print(f"{'above%':>6} {'capacity':>11} {'probes':>6} {'packed':>6} {'rate':>6} "
               f"{'rate95':>6} {'nodes/pack':>10} {'s/pack':>7}")
         rows = []
         for percent in sorted(set(above)):
             capacity = capacity_above(breadth, percent, step)
             row = {"above_percent": percent} | probe_orders(
-                instance, prep, capacity, args.probes, args.probe_seconds, args.seed)
+                instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains)
             rows.append(row)
             packed = row["packed"]
             median = f"{statistics.median(row['packing_nodes']):,.0f}" if packed else "-"
@@ -130,6 +142,9 @@ def main(argv=None) -> int:
                                          "max_breadth": breadth * prep.scale,
                                          "probe_seconds": args.probe_seconds,
                                          "seed": args.seed, "spread": RANK_JITTER,
+                                         "chains": args.chains,
+                                         "tensors_chained": len(chains.groups) if chains
+                                         else len(instance),
                                          "capacities": rows}) + "\n")
     return 0
 

@@ -945,7 +945,8 @@ def search_orders_macros(rows) -> dict[str, str]:
     bound (``bench/search_orders.py``'s rows, one per run of an instance and probe length).
     Per probe length, how many orders were searched (per row when the rows differ), and per
     row how many packed at the least capacity above the max breadth where any did, and the
-    largest capacity below that where none did (in percent above the max breadth)."""
+    largest capacity below that where none did (in percent above the max breadth). A row
+    made with ``--chains`` speaks of the instance "with its chains merged"."""
     if not rows:
         return {"SearchOrdersNote": "no random orders were probed"}
 
@@ -956,8 +957,8 @@ def search_orders_macros(rows) -> dict[str, str]:
     lengths = []
     for seconds in sorted({float(row["probe_seconds"]) for row in rows}):
         mine = sorted((row for row in rows if float(row["probe_seconds"]) == seconds),
-                      key=lambda row: (row["instance"], max(entry["probes"]
-                                                            for entry in row["capacities"])))
+                      key=lambda row: (row["instance"], bool(row.get("chains")),
+                                       max(entry["probes"] for entry in row["capacities"])))
         probes = sorted({entry["probes"] for row in mine for entry in row["capacities"]})
         per_row = len(probes) > 1  # the rows searched different numbers of orders
         parts = []
@@ -968,11 +969,12 @@ def search_orders_macros(rows) -> dict[str, str]:
                      or entry["above_percent"] < first["above_percent"]]
             found = first or empty[-1]
             among = f" of {_thousands(found['probes'])}" if per_row else ""
+            name = row["instance"] + (" with its chains merged" if row.get("chains") else "")
             if first is None:
-                parts.append(f"none{among} packs {row['instance']} {within(found)}")
+                parts.append(f"none{among} packs {name} {within(found)}")
                 continue
             verb = "packs" if first["packed"] == 1 else "pack"
-            parts.append(f"{first['packed']}{among} {verb} {row['instance']} {within(first)}"
+            parts.append(f"{first['packed']}{among} {verb} {name} {within(first)}"
                          + (f" (none {within(empty[-1])})" if empty else ""))
         lead = (f"searching random orders for {seconds:g}\\,s each, " if per_row else
                 f"of {probes[0]} random orders searched for {seconds:g}\\,s each, ")

@@ -438,9 +438,13 @@ def check_search_orders(stdout, tmp_path, command):
         assert number(rate) == round(int(packed) / 3, 3) <= number(rate95) <= 1
         assert (nodes == "-") == (per_packing == "-") == (int(packed) == 0)
     # the first capacity is the max breadth; twice the max breadth packs in every order at
-    # once: the first descent places each of A's 154 tensors without backtracking
+    # once: the first descent places each of A's 154 tensors (118 chains, with --chains)
+    # without backtracking
     assert [entry["capacity"] for entry in written["capacities"]] == [breadth, 2 * breadth]
-    assert written["capacities"][1]["packing_nodes"] == [154] * 3
+    chains = "--chains" in command
+    placed = 118 if chains else 154
+    assert written["chains"] is chains and written["tensors_chained"] == placed
+    assert written["capacities"][1]["packing_nodes"] == [placed] * 3
 
 
 def check_search_beam(stdout, tmp_path, command):
@@ -618,6 +622,11 @@ RUNS = [
                                       "100,0,0", "--probes", "3", "--probe-seconds", "0.5",
                                       "--seed", "2", "--jsonl", "{tmp}/orders.jsonl"],
                  check_search_orders, id="search-orders-A", marks=pytest.mark.peer),
+    pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
+                                      "100,0", "--probes", "3", "--probe-seconds", "0.5",
+                                      "--seed", "2", "--chains", "--jsonl",
+                                      "{tmp}/orders.jsonl"],
+                 check_search_orders, id="search-orders-A-chains", marks=pytest.mark.peer),
     pytest.param("search_beam.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                     "100,0", "--widths", "5,50", "--seeds", "0-1",
                                     "--per-parent", "2", "--jsonl", "{tmp}/beam.jsonl"],

@@ -433,8 +433,11 @@ def test_the_orders_note_is_the_committed_orders(generated):
         if first is not None:
             verb = "packs" if first["packed"] == 1 else "pack"
             among = f" of {first['probes']:,}".replace(",", "\\,")
-            assert (f"{first['packed']} {verb} {row['instance']} " in note
-                    or f"{first['packed']}{among} {verb} {row['instance']} " in note)
+            name = row["instance"] + (" with its chains merged" if row.get("chains") else "")
+            within = ("at its max breadth" if first["above_percent"] == 0 else
+                      f"within {first['above_percent']:g}")
+            assert (f"{first['packed']} {verb} {name} {within}" in note
+                    or f"{first['packed']}{among} {verb} {name} {within}" in note)
         for entry in row["capacities"]:  # every probe was counted and no bound was refuted
             assert 0 <= entry["packed"] == len(entry["packing_nodes"]) <= entry["probes"]
             assert entry["capacity"] >= row["max_breadth"]
@@ -447,9 +450,12 @@ def test_the_orders_note_is_the_committed_orders(generated):
     synthetic = [{"instance": "Y", "probe_seconds": 0.5, "capacities": capacities((0, 0), (1, 0))},
                  {"instance": "Z", "probe_seconds": 0.5, "capacities": capacities((2, 3), (0, 0),
                                                                                   (1, 0))},
-                 {"instance": "Z", "probe_seconds": 2, "capacities": capacities((0, 1))}]
+                 {"instance": "Z", "probe_seconds": 2, "capacities": capacities((0, 1))},
+                 {"instance": "Y", "probe_seconds": 0.5, "chains": True,
+                  "capacities": capacities((1, 2))}]
     assert build.search_orders_macros(synthetic) == {"SearchOrdersNote": (
-        "of 10 random orders searched for 0.5\\,s each, none packs Y within 1\\,\\% and "
+        "of 10 random orders searched for 0.5\\,s each, none packs Y within 1\\,\\%, "
+        "2 pack Y with its chains merged within 1\\,\\% and "
         "3 pack Z within 2\\,\\% (none within 1\\,\\%); of 10 random orders searched "
         "for 2\\,s each, 1 packs Z at its max breadth")}
     mixed = [{"instance": "Y", "probe_seconds": 1, "capacities": [

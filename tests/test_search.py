@@ -141,9 +141,9 @@ SWITCH_CASES = [random_instance(random.Random(seed), max_tensors=6) for seed in 
 
 
 DECISION_SWITCHES = tuple(name for name in SearchParams.switch_names()
-                          if name not in ("beams", "repack"))
-"""The switches of one decision (``beams`` and ``repack`` are a run's: tested on ``search``
-below and in ``test_search_repack.py``)."""
+                          if name not in ("beams", "repack", "chains"))
+"""The switches of one decision (``beams``, ``repack`` and ``chains`` are a run's: tested on
+``search`` below, in ``test_search_repack.py`` and in ``test_chains.py``)."""
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -314,6 +314,7 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     kinds = [probe["jittered"] for probe in improve]
     assert kinds[0] is False and kinds[-1] is True
     assert kinds == sorted(kinds)  # plain first, then random only
+    assert all(probe.get("chains") for probe in improve if probe["jittered"])  # D has chains
     lengths = [probe["seconds"] for probe in improve
                if probe["jittered"] and probe["result"] == "timeout"]
     assert lengths[0] < 0.35 <= max(lengths)  # 0.1 s at first, 0.4 s after 1.5 s of them
@@ -329,7 +330,8 @@ def test_the_improve_loop_turns_to_random_orders_after_its_first_sweep(minimallo
     assert ks == list(range(len(beams))) and len(beams) >= 7
     assert all(probe["width"] == luby(probe["seed"] - (3 << 20) + 1) for probe in beams)
     # the run's record replays each probe that ended in time (beams from their width and
-    # seed, random-order probes from their draw): the same result in the same nodes
+    # seed, random-order probes, of the chained instance, from their draw): the same result
+    # in the same nodes
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
     probes = result.info["probes"]
     ended = [i for i, probe in enumerate(probes) if probe["result"] != "timeout"]

@@ -44,8 +44,8 @@ import numpy as np
 from optplan.errors import SolverRangeError
 from optplan.exact.scaling import offset_unit
 
-__all__ = ["SearchParams", "Prepared", "prepare", "decide", "jittered", "TIMEOUT", "PREORDERS",
-           "ENGINES"]
+__all__ = ["SearchParams", "Prepared", "prepare", "decide", "jittered", "with_widths", "TIMEOUT",
+           "PREORDERS", "ENGINES"]
 
 PREORDERS = ("WAT", "TAW", "TWA")
 """Static preorders tried round-robin, MiniMalloc's defaults: each letter is a key, compared
@@ -110,6 +110,11 @@ class SearchParams:
     ``REPACK_AFTER`` seconds (:meth:`optplan.exact.search._Progress.repack`: layer search,
     skyline and band repacking in turn; compiled engine only; not in MiniMalloc). A run-level
     switch, like ``beams``."""
+    chains: bool = True
+    """Let ``search``'s probes in random orders search the instance with its chains merged
+    (:mod:`optplan.exact.chains`: each run of equal buffers, one live from the op after the
+    last dies, at one offset; a restriction: its packings are packings, its refutations
+    prove nothing; not in MiniMalloc). A run-level switch, like ``beams``."""
 
     @classmethod
     def switch_names(cls) -> tuple[str, ...]:
@@ -199,8 +204,14 @@ def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER) ->
     shared with ``prep`` except for the widths.
     """
     factors = [round(1024 * math.exp(rng.gauss(0.0, spread))) for _ in prep.width]
-    widths = tuple(min(max(1, width * factor // 1024), 1 << 62)
-                   for width, factor in zip(prep.width, factors))
+    return with_widths(prep, tuple(min(max(1, width * factor // 1024), 1 << 62)
+                                   for width, factor in zip(prep.width, factors)))
+
+
+def with_widths(prep: Prepared, widths: tuple[int, ...]) -> Prepared:
+    """``prep`` with other lifetime widths (the preorders' keys ``W`` and ``A``): the same
+    packing question in another search order. Shares ``prep``'s compiled arrays but for the
+    widths."""
     result = dataclasses.replace(prep, width=widths)
     arrays = prep.compiled_arrays
     result.__dict__["compiled_arrays"] = (arrays[0], np.array(widths, dtype=np.int64),
