@@ -11,11 +11,17 @@ orders drawn from ``--seed`` (the same orders at every capacity), each for at mo
 the median nodes of the probes that packed and the probe time spent per packing. Every
 packing goes through the validator. With ``--chains`` the orders are those of the instance
 with its chains merged (:mod:`optplan.exact.chains`), as ``search``'s random probes draw
-them; a probe of it that finds nothing proves nothing and counts as not packed.
+them; a probe of it that finds nothing proves nothing and counts as not packed. With
+``--window FIRST:END`` it samples the buffers live in those sections alone (whole
+lifetimes), at the same capacities, above the whole instance's max breadth: where in time an
+instance's packings get hard. On MiniMalloc's J, whose two max-breadth sections are 201 and
+202, the chained buffers of sections 0-195 pack at its max breadth in about one order in a
+hundred, and those of sections 0-196 in none (``paper/results/search/orders.jsonl``).
 
     python bench/search_orders.py --instances D,J
     python bench/search_orders.py --instances D --above 0,1,2 --probes 400 --jsonl orders.jsonl
     python bench/search_orders.py --instances J --above 0,1,2,3 --chains
+    python bench/search_orders.py --instances J --above 0,1 --chains --window 0:196
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import statistics
 import sys
 import time
 
-from optplan.exact._search_core import RANK_JITTER, decide, jittered
+from optplan.exact._search_core import RANK_JITTER, decide, jittered, prepare
 from optplan.exact.chains import chained
 from optplan.exact.search import IMPROVE_SLICE
 from optplan.model import OffsetsSolution
@@ -36,7 +42,8 @@ from optplan.validate import validate_offsets
 
 from search import (  # bench/search.py: the script's folder is on sys.path
     suite_instances, suite_parser)
-from search_windows import probe_seconds_option, suite_options
+from search_complete import window_option
+from search_windows import live_in_window, part_of, probe_seconds_option, suite_options
 
 Z95 = 1.959964
 
@@ -56,6 +63,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--chains", action="store_true",
                         help="search the instance with its chains merged, as the search's "
                              "random probes do (optplan.exact.chains)")
+    parser.add_argument("--window", metavar="FIRST:END",
+                        help="only the buffers live in sections FIRST..END-1 (whole "
+                             "lifetimes), at capacities above the whole instance's max breadth")
     return parser.parse_args(argv)
 
 
@@ -108,6 +118,16 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
             "seconds": round(spent, 3), "nodes": nodes, "packing_nodes": packing_nodes}
 
 
+def windowed(instance, prep, window: tuple[int, int]):
+    """The buffers of ``instance`` live in sections ``[first, end)`` of ``prep`` (whole
+    lifetimes), as an instance and its prepared form; the whole instance when the window is
+    all its sections."""
+    if window == (0, prep.num_sections):
+        return instance, prep
+    part = part_of(instance, live_in_window(prep, *window))
+    return part, prepare(part.first_ops, part.last_ops, part.sizes, part.alignment)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     files, options = suite_options(
@@ -120,13 +140,22 @@ def main(argv=None) -> int:
     print(f"random orders of the search, {args.probes} per capacity, at most "
           f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g}"
           + (", chains merged)" if args.chains else ")"))
-    for name, instance, prep, breadth, step in suite_instances(files):
+    for name, whole, whole_prep, breadth, step in suite_instances(files, sections=True):
+        window = (0, whole_prep.num_sections) if args.window is None else window_option(
+            args.window, whole_prep.num_sections)
+        if window is None:
+            print(f"--window {args.window}: expected FIRST:END within "
+                  f"0:{whole_prep.num_sections}", file=sys.stderr)
+            return 2
+        instance, prep = windowed(whole, whole_prep, window)
+        if args.window is not None:
+            print(f"sections {window[0]}-{window[1] - 1}: {len(instance)} tensors")
         chains = chained(prep) if args.chains else None
         print(f"{'above%':>6} {'capacity':>11} {'probes':>6} {'packed':>6} {'rate':>6} "
               f"{'rate95':>6} {'nodes/pack':>10} {'s/pack':>7}")
         rows = []
         for percent in sorted(set(above)):
-            capacity = capacity_above(breadth, percent, step)
+            capacity = capacity_above(breadth, percent, step) * whole_prep.scale // prep.scale
             row = {"above_percent": percent} | probe_orders(
                 instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains)
             rows.append(row)
@@ -139,13 +168,15 @@ def main(argv=None) -> int:
         if args.jsonl:
             with args.jsonl.open("a") as handle:
                 handle.write(json.dumps({"instance": name, "tensors": len(instance),
-                                         "max_breadth": breadth * prep.scale,
+                                         "max_breadth": breadth * whole_prep.scale,
                                          "probe_seconds": args.probe_seconds,
                                          "seed": args.seed, "spread": RANK_JITTER,
                                          "chains": args.chains,
                                          "tensors_chained": len(chains.groups) if chains
                                          else len(instance),
-                                         "capacities": rows}) + "\n")
+                                         "capacities": rows}
+                                        | ({"window": list(window)} if args.window else {}))
+                            + "\n")
     return 0
 
 

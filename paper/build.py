@@ -940,24 +940,39 @@ def search_tight_note(rows) -> str:
     return note
 
 
+def orders_subject(row: dict) -> str:
+    """What a row of ``bench/search_orders.py`` sampled: the instance, or with ``--window``
+    the buffers of its sections FIRST..END-1; with its (their) chains merged with
+    ``--chains``."""
+    window = row.get("window")
+    if window:
+        return (f"the buffers of {row['instance']}'s sections {window[0]}--{window[1] - 1}"
+                + (" with their chains merged" if row.get("chains") else ""))
+    return row["instance"] + (" with its chains merged" if row.get("chains") else "")
+
+
 def search_orders_macros(rows) -> dict[str, str]:
     """``SearchOrdersNote``: how often one random order packs the open instances near their
     bound (``bench/search_orders.py``'s rows, one per run of an instance and probe length).
     Per probe length, how many orders were searched (per row when the rows differ), and per
     row how many packed at the least capacity above the max breadth where any did, and the
     largest capacity below that where none did (in percent above the max breadth). A row
-    made with ``--chains`` speaks of the instance "with its chains merged"."""
+    made with ``--chains`` speaks of the instance "with its chains merged", one made with
+    ``--window`` of the buffers of those sections (at the whole instance's max breadth)."""
     if not rows:
         return {"SearchOrdersNote": "no random orders were probed"}
 
-    def within(entry) -> str:
+    def within(entry, row) -> str:
         percent = entry["above_percent"]
-        return "at its max breadth" if percent == 0 else f"within {percent:g}\\,\\%"
+        if percent:
+            return f"within {percent:g}\\,\\%"
+        return f"at {row['instance']}'s max breadth" if row.get("window") else "at its max breadth"
 
     lengths = []
     for seconds in sorted({float(row["probe_seconds"]) for row in rows}):
         mine = sorted((row for row in rows if float(row["probe_seconds"]) == seconds),
-                      key=lambda row: (row["instance"], bool(row.get("chains")),
+                      key=lambda row: (row["instance"], tuple(row.get("window") or ()),
+                                       bool(row.get("chains")),
                                        max(entry["probes"] for entry in row["capacities"])))
         probes = sorted({entry["probes"] for row in mine for entry in row["capacities"]})
         per_row = len(probes) > 1  # the rows searched different numbers of orders
@@ -969,13 +984,13 @@ def search_orders_macros(rows) -> dict[str, str]:
                      or entry["above_percent"] < first["above_percent"]]
             found = first or empty[-1]
             among = f" of {_thousands(found['probes'])}" if per_row else ""
-            name = row["instance"] + (" with its chains merged" if row.get("chains") else "")
+            name = orders_subject(row)
             if first is None:
-                parts.append(f"none{among} packs {name} {within(found)}")
+                parts.append(f"none{among} packs {name} {within(found, row)}")
                 continue
             verb = "packs" if first["packed"] == 1 else "pack"
-            parts.append(f"{first['packed']}{among} {verb} {name} {within(first)}"
-                         + (f" (none {within(empty[-1])})" if empty else ""))
+            parts.append(f"{first['packed']}{among} {verb} {name} {within(first, row)}"
+                         + (f" (none {within(empty[-1], row)})" if empty else ""))
         lead = (f"searching random orders for {seconds:g}\\,s each, " if per_row else
                 f"of {probes[0]} random orders searched for {seconds:g}\\,s each, ")
         lengths.append(lead + _words(parts))

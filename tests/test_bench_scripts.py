@@ -442,7 +442,14 @@ def check_search_orders(stdout, tmp_path, command):
     # without backtracking
     assert [entry["capacity"] for entry in written["capacities"]] == [breadth, 2 * breadth]
     chains = "--chains" in command
-    placed = 118 if chains else 154
+    windowed = "--window" in command
+    # A's sections 0-29 hold 82 of its tensors (66 chains); the window keeps the whole
+    # instance's capacities
+    tensors, placed = ((82, 66) if chains else (82, 82)) if windowed else (
+        (154, 118) if chains else (154, 154))
+    assert written["tensors"] == tensors
+    assert ("sections 0-29: 82 tensors" in stdout) is windowed
+    assert written.get("window") == ([0, 30] if windowed else None)
     assert written["chains"] is chains and written["tensors_chained"] == placed
     assert written["capacities"][1]["packing_nodes"] == [placed] * 3
 
@@ -627,6 +634,11 @@ RUNS = [
                                       "--seed", "2", "--chains", "--jsonl",
                                       "{tmp}/orders.jsonl"],
                  check_search_orders, id="search-orders-A-chains", marks=pytest.mark.peer),
+    pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
+                                      "100,0", "--probes", "3", "--probe-seconds", "0.5",
+                                      "--seed", "2", "--chains", "--window", "0:30",
+                                      "--jsonl", "{tmp}/orders.jsonl"],
+                 check_search_orders, id="search-orders-A-window", marks=pytest.mark.peer),
     pytest.param("search_beam.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                     "100,0", "--widths", "5,50", "--seeds", "0-1",
                                     "--per-parent", "2", "--jsonl", "{tmp}/beam.jsonl"],
@@ -700,6 +712,17 @@ def test_search_complete_refuses_a_window_or_target_outside_the_instance(argumen
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("--window") and len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("window", ["5:5", "0:72", "x"])
+def test_search_orders_refuses_a_window_outside_the_instance(window, minimalloc_dir):
+    """A has 71 sections: ``--window`` names sections FIRST..END-1 within them."""
+    done = subprocess.run([sys.executable, "bench/search_orders.py", "--suite",
+                           str(minimalloc_dir / "challenging"), "--instances", "A",
+                           "--window", window],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == f"--window {window}: expected FIRST:END within 0:71\n"
 
 
 def test_search_complete_docstring_examples_hold():

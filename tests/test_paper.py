@@ -426,6 +426,7 @@ def test_the_orders_note_is_the_committed_orders(generated):
     rows = _search_rows("orders.jsonl")
     assert rows and {row["instance"] for row in rows} == {"D", "J"}
     note = _defined_macros(generated / "macros.tex")["SearchOrdersNote"]
+    build = _build_module()
     for row in rows:
         first = next((entry for entry in sorted(row["capacities"],
                                                  key=lambda entry: entry["above_percent"])
@@ -433,15 +434,15 @@ def test_the_orders_note_is_the_committed_orders(generated):
         if first is not None:
             verb = "packs" if first["packed"] == 1 else "pack"
             among = f" of {first['probes']:,}".replace(",", "\\,")
-            name = row["instance"] + (" with its chains merged" if row.get("chains") else "")
-            within = ("at its max breadth" if first["above_percent"] == 0 else
-                      f"within {first['above_percent']:g}")
+            name = build.orders_subject(row)
+            within = (f"within {first['above_percent']:g}" if first["above_percent"] else
+                      f"at {row['instance']}'s max breadth" if row.get("window") else
+                      "at its max breadth")
             assert (f"{first['packed']} {verb} {name} {within}" in note
                     or f"{first['packed']}{among} {verb} {name} {within}" in note)
         for entry in row["capacities"]:  # every probe was counted and no bound was refuted
             assert 0 <= entry["packed"] == len(entry["packing_nodes"]) <= entry["probes"]
             assert entry["capacity"] >= row["max_breadth"]
-    build = _build_module()
 
     def capacities(*packed):
         return [{"above_percent": percent, "packed": count, "probes": 10}
@@ -452,10 +453,16 @@ def test_the_orders_note_is_the_committed_orders(generated):
                                                                                   (1, 0))},
                  {"instance": "Z", "probe_seconds": 2, "capacities": capacities((0, 1))},
                  {"instance": "Y", "probe_seconds": 0.5, "chains": True,
-                  "capacities": capacities((1, 2))}]
+                  "capacities": capacities((1, 2))},
+                 {"instance": "Y", "probe_seconds": 0.5, "chains": True, "window": [0, 8],
+                  "capacities": capacities((0, 4))},
+                 {"instance": "Y", "probe_seconds": 0.5, "window": [0, 9],
+                  "capacities": capacities((0, 0))}]
     assert build.search_orders_macros(synthetic) == {"SearchOrdersNote": (
         "of 10 random orders searched for 0.5\\,s each, none packs Y within 1\\,\\%, "
-        "2 pack Y with its chains merged within 1\\,\\% and "
+        "2 pack Y with its chains merged within 1\\,\\%, 4 pack the buffers of Y's sections "
+        "0--7 with their chains merged at Y's max breadth, none packs the buffers of Y's "
+        "sections 0--8 at Y's max breadth and "
         "3 pack Z within 2\\,\\% (none within 1\\,\\%); of 10 random orders searched "
         "for 2\\,s each, 1 packs Z at its max breadth")}
     mixed = [{"instance": "Y", "probe_seconds": 1, "capacities": [
