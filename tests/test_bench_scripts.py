@@ -445,8 +445,8 @@ def check_search_orders(stdout, tmp_path, command):
     windowed = "--window" in command
     # A's sections 0-29 hold 82 of its tensors (66 chains); the window keeps the whole
     # instance's capacities
-    tensors, placed = ((82, 66) if chains else (82, 82)) if windowed else (
-        (154, 118) if chains else (154, 154))
+    tensors = 82 if windowed else 154
+    placed = (66 if windowed else 118) if chains else tensors
     assert written["tensors"] == tensors
     assert ("sections 0-29: 82 tensors" in stdout) is windowed
     assert written.get("window") == ([0, 30] if windowed else None)

@@ -315,9 +315,10 @@ class _Progress:
                 capacity = high
             elif capacity < low:  # the sweep reached the bound
                 capacity, sweeps = high, sweeps + 1
-            restricted = bool(sweeps) and low < high and chains is not None
-            prep = (jittered(chains.prep if restricted else self.prep, rng)
-                    if sweeps and low < high else self.prep)
+            randomized = bool(sweeps) and low < high
+            restricted = randomized and chains is not None
+            prep = (jittered(chains.prep if restricted else self.prep, rng) if randomized
+                    else self.prep)
             level = int(1 + random_seconds / RANDOM_LEVEL_SECONDS).bit_length() - 1
             seconds = IMPROVE_SLICE * 2 ** level
             probe_deadline = now + seconds if low < high else None
@@ -331,12 +332,12 @@ class _Progress:
                        ("emptied" if restricted else "infeasible") if result is None else
                        "feasible")
             spent = time.perf_counter() - now
-            random_seconds += spent if prep is not self.prep else 0.0
+            random_seconds += spent if randomized else 0.0
             if outcome == "feasible" and restricted:
                 result = chains.expand(result)
             self.record("improve", capacity, outcome, spent, stats["nodes"],
                         None if outcome != "feasible" else result,
-                        jittered=prep is not self.prep,
+                        jittered=randomized,
                         **({"chains": True} if restricted else {}))
             if outcome in ("timeout", "emptied"):
                 capacity -= max(step, (capacity - low) // 16 // step * step)
