@@ -992,7 +992,7 @@ def search_orders_macros(rows) -> dict[str, str]:
             parts.append(f"{first['packed']}{among} {verb} {name} {within(first, row)}"
                          + (f" (none {within(empty[-1], row)})" if empty else ""))
         lead = (f"searching random orders for {seconds:g}\\,s each, " if per_row else
-                f"of {probes[0]} random orders searched for {seconds:g}\\,s each, ")
+                f"of {_thousands(probes[0])} random orders searched for {seconds:g}\\,s each, ")
         lengths.append(lead + _words(parts))
     return {"SearchOrdersNote": "; ".join(lengths)}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from optplan.bounds import max_breadth
 from optplan.exact._search_core import decide, prepare
 from optplan.exact.chains import chain_groups, chained
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
+from optplan.formats.solution_csv import read_solution_csv
 from optplan.model import OffsetsSolution
 
 
@@ -102,3 +105,22 @@ def test_random_probes_search_the_chained_instance_unless_switched_off(minimallo
         assert {probe["result"] for probe in randoms} <= (
             {"feasible", "emptied", "timeout"} if switch else
             {"feasible", "infeasible", "timeout"})
+
+
+@pytest.mark.peer
+def test_js_optima_hand_most_of_its_chains_from_one_offset_to_another(minimalloc_dir):
+    # Why a chained probe that finds nothing proves nothing, on J itself: its two committed
+    # optimal packings keep 25 and 18 of its 81 chain links (a link kept: both buffers at
+    # one offset), so neither is a packing of the chained instance.
+    results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "J.1048576.csv")
+    prep = prepared(instance)
+    links = [pair for group in chain_groups(prep) for pair in zip(group, group[1:])]
+    assert len(links) == len(instance) - len(chained(prep).groups) == 81
+    kept = []
+    for name in ("J.989184.offsets.csv", "J.989184.layers.offsets.csv"):
+        optimum = read_solution_csv(instance, "offsets", results / name)
+        assert not validate(instance, "offsets", optimum)
+        assert optimum.arena_size == max_breadth(instance)
+        kept.append(sum(optimum.offsets[a] == optimum.offsets[b] for a, b in links))
+    assert kept == [25, 18]

@@ -8,7 +8,8 @@ per chain, of the chain's size, live over the chain's ops. Its max breadth is th
 instance's (a chain occupies exactly what its members do, op by op), and every packing of
 it is a packing of the instance, each member at its chain's offset (members never overlap
 in time). Not the other way round: a packing may hand a chain from one offset to another,
-so a probe of the chained instance that finds nothing proves nothing.
+so a probe of the chained instance that finds nothing proves nothing. Optima do: J's two
+committed optimal packings keep 25 and 18 of its 81 links (``tests/test_chains.py``).
 
 Why search it at all: it is a smaller instance whose packings come far more easily. On
 MiniMalloc's J (409 buffers, 328 chains; its max breadth 989,184 bytes) 400 random orders of
