@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from optplan import Instance, solve, validate
 from optplan.bounds import max_breadth
-from optplan.exact._search_core import decide, prepare
+from optplan.exact._search_core import decide, prepare, stack_height
 from optplan.exact.chains import chain_groups, chained
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.formats.solution_csv import read_solution_csv
@@ -78,8 +78,7 @@ def test_a_packing_of_the_chained_instance_is_a_packing_of_the_instance(instance
     members = chains.prep.section_members
     assert max(sum(chains.prep.sizes[m] for m in section) for section in members) \
         == max_breadth(instance) // prep.scale
-    stacked = sum(-(-size // prep.alignment) * prep.alignment for size in prep.sizes)
-    for capacity in range(max_breadth(instance) // prep.scale, stacked + 1):
+    for capacity in range(max_breadth(instance) // prep.scale, stack_height(prep) + 1):
         found = decide(chains.prep, capacity)
         if isinstance(found, list):
             break

@@ -566,3 +566,9 @@ def test_a_random_order_probe_replays_from_its_draw():
     plain = decide(prep, capacity, SearchParams(), None, stats)
     assert replay_probe(prep, 7, probes, 2) == (plain, stats["nodes"])
     assert replay_order(prep, 7, 2).width != prep.width
+
+
+def test_search_core_docstring_examples_hold():
+    import doctest
+    result = doctest.testmod(_search_core)
+    assert result.attempted == 1 and result.failed == 0  # stack_height

@@ -44,8 +44,8 @@ import numpy as np
 from optplan.errors import SolverRangeError
 from optplan.exact.scaling import offset_unit
 
-__all__ = ["SearchParams", "Prepared", "prepare", "decide", "jittered", "with_widths", "TIMEOUT",
-           "PREORDERS", "ENGINES"]
+__all__ = ["SearchParams", "Prepared", "prepare", "decide", "jittered", "with_widths",
+           "stack_height", "TIMEOUT", "PREORDERS", "ENGINES"]
 
 PREORDERS = ("WAT", "TAW", "TWA")
 """Static preorders tried round-robin, MiniMalloc's defaults: each letter is a key, compared
@@ -219,6 +219,16 @@ def with_widths(prep: Prepared, widths: tuple[int, ...]) -> Prepared:
     return result
 
 
+def stack_height(prep: Prepared) -> int:
+    """The arena of every buffer stacked on the one before, each size rounded up to the
+    alignment (scaled units): every capacity from it up packs.
+
+    >>> stack_height(prepare([0, 0], [0, 0], [2, 1], alignment=4))
+    8
+    """
+    return sum(-(-size // prep.alignment) * prep.alignment for size in prep.sizes)
+
+
 def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
            deadline: float | None = None, stats: dict | None = None, *,
            engine: str = "compiled", stop: bytearray | None = None):
@@ -240,11 +250,11 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
     if max(prep.sizes) > capacity:
         return None
     # Stacking everything fits any capacity above the sum of the sizes (rounded up).
-    stack_height = sum(-(-size // prep.alignment) * prep.alignment for size in prep.sizes)
-    if stack_height >= _Search.PLACED:
-        raise SolverRangeError(f"sizes sum to {stack_height} units of {prep.scale} bytes, "
+    height = stack_height(prep)
+    if height >= _Search.PLACED:
+        raise SolverRangeError(f"sizes sum to {height} units of {prep.scale} bytes, "
                                f"beyond the search's range (2^40)", field="size")
-    capacity = min(capacity, stack_height)
+    capacity = min(capacity, height)
     if (deadline is not None and time.perf_counter() > deadline) or (
             stop is not None and stop[0]):
         return TIMEOUT
