@@ -11,6 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("OPTPLAN_SHARED", REPO.parent / "shared"))
 CONFORMANCE = SHARED / "conformance" / "tflite_memory_management.json"
 MINIMALLOC = SHARED / "peer" / "minimalloc"
+SMOKE = REPO / "experiments" / "smoke.toml"
 
 
 @pytest.fixture
@@ -35,3 +36,16 @@ def mediapipe_file():
         return resolve_source(f"wheel:mediapipe==0.10.21/{path}")
 
     return member
+
+
+@pytest.fixture
+def patient_smoke(tmp_path) -> Path:
+    """The smoke config with a watchdog grace of two minutes instead of ten seconds: for
+    tests that compare two backends' results, so that a job slowed by the suite's other
+    worker (a fresh Ray or Dask worker beside a two-thread search) is not killed in one run
+    and finished in the other. The watchdog itself has tests of its own."""
+    text = SMOKE.read_text(encoding="utf-8")
+    assert "grace = 10.0" in text
+    copy = tmp_path / "smoke.toml"
+    copy.write_text(text.replace("grace = 10.0", "grace = 120.0"), encoding="utf-8")
+    return copy

@@ -4,7 +4,6 @@ statuses as the local process pool, and the watchdog still applies inside Dask t
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,6 @@ from optplan.experiments.runner import run_experiment  # noqa: E402
 
 pytestmark = pytest.mark.dask
 
-REPO = Path(__file__).resolve().parents[1]
-SMOKE = REPO / "experiments" / "smoke.toml"
 
 PLUGIN = '''
 import time
@@ -43,9 +40,10 @@ def outcome_by_job(table) -> dict:
             for row in table.astype(object).where(table.notna(), None).itertuples()}
 
 
-def test_dask_gives_the_same_results_as_the_local_backend(tmp_path, client):
-    local = run_experiment(SMOKE, out=tmp_path / "local", stream=io.StringIO(), bar=False)
-    dask = run_experiment(SMOKE, out=tmp_path / "dask", backend="dask", address=client,
+def test_dask_gives_the_same_results_as_the_local_backend(tmp_path, client, patient_smoke):
+    local = run_experiment(patient_smoke, out=tmp_path / "local", stream=io.StringIO(),
+                           bar=False)
+    dask = run_experiment(patient_smoke, out=tmp_path / "dask", backend="dask", address=client,
                           stream=io.StringIO(), bar=False)
     assert local.complete and dask.complete
     assert set(dask.table["backend"]) == {"dask"} and set(local.table["backend"]) == {"local"}

@@ -22,8 +22,6 @@ from optplan.experiments.runner import run_experiment  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
-REPO = Path(__file__).resolve().parents[1]
-SMOKE = REPO / "experiments" / "smoke.toml"
 
 PLUGIN = '''
 import time
@@ -71,9 +69,10 @@ def outcome_by_job(table) -> dict:
             for row in table.astype(object).where(table.notna(), None).itertuples()}
 
 
-def test_ray_gives_the_same_results_as_the_local_backend(tmp_path, cluster):
-    local = run_experiment(SMOKE, out=tmp_path / "local", stream=io.StringIO(), bar=False)
-    on_ray = run_experiment(SMOKE, out=tmp_path / "ray", backend="ray", stream=io.StringIO(),
+def test_ray_gives_the_same_results_as_the_local_backend(tmp_path, cluster, patient_smoke):
+    local = run_experiment(patient_smoke, out=tmp_path / "local", stream=io.StringIO(),
+                           bar=False)
+    on_ray = run_experiment(patient_smoke, out=tmp_path / "ray", backend="ray", stream=io.StringIO(),
                             bar=False)
     assert local.complete and on_ray.complete
     assert set(on_ray.table["backend"]) == {"ray"} and set(local.table["backend"]) == {"local"}
