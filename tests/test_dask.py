@@ -9,6 +9,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed", reason="needs the dask extra")
 
+from backend_checks import outcome_by_job  # noqa: E402
 from optplan.experiments.runner import run_experiment  # noqa: E402
 
 pytestmark = pytest.mark.dask
@@ -33,11 +34,6 @@ def client():
     with distributed.Client(cluster) as dask_client:
         yield dask_client
     cluster.close()
-
-
-def outcome_by_job(table) -> dict:
-    return {row.job_id: (row.status, None if row.objective is None else int(row.objective))
-            for row in table.astype(object).where(table.notna(), None).itertuples()}
 
 
 def test_dask_gives_the_same_results_as_the_local_backend(tmp_path, client, patient_smoke):

@@ -18,6 +18,7 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray", reason="needs the ray extra")
 
+from backend_checks import outcome_by_job  # noqa: E402
 from optplan.experiments.runner import run_experiment  # noqa: E402
 
 pytestmark = pytest.mark.ray
@@ -64,16 +65,11 @@ def plugin(tmp_path_factory) -> Path:
     return path
 
 
-def outcome_by_job(table) -> dict:
-    return {row.job_id: (row.status, None if row.objective is None else int(row.objective))
-            for row in table.astype(object).where(table.notna(), None).itertuples()}
-
-
 def test_ray_gives_the_same_results_as_the_local_backend(tmp_path, cluster, patient_smoke):
     local = run_experiment(patient_smoke, out=tmp_path / "local", stream=io.StringIO(),
                            bar=False)
-    on_ray = run_experiment(patient_smoke, out=tmp_path / "ray", backend="ray", stream=io.StringIO(),
-                            bar=False)
+    on_ray = run_experiment(patient_smoke, out=tmp_path / "ray", backend="ray",
+                            stream=io.StringIO(), bar=False)
     assert local.complete and on_ray.complete
     assert set(on_ray.table["backend"]) == {"ray"} and set(local.table["backend"]) == {"local"}
     assert outcome_by_job(on_ray.table) == outcome_by_job(local.table)
