@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from factories import tiny_instances, tiny_preload_instances
 from minimalloc_standin import write_standin_binary
-from optplan import (Instance, OffsetsSolution, Problem, SharedObjectsSolution, Status,
-                     __version__,
-                     get_method, load_instance, methods, problems, solve)
+from optplan import (Instance, Problem, Status, __version__, get_method, load_instance, methods,
+                     problems, solve)
 from optplan.errors import InputError, SolverRangeError
 from optplan.exact import budget as budget_module
 from optplan.experiments.manifest import solver_versions
+from optplan.heuristics.constructions import stacked_objects, stacked_offsets
 from optplan.preload import Layer, PreloadInstance, PreloadTensor, budget_lower_bound
 from optplan.preload.flexnn import no_preload, pin_all
 from schedule_graphs import two_branches
@@ -204,13 +204,7 @@ RECORDS = Instance.from_tuples([(0, 1, 32), (1, 4, 28), (2, 5, 36), (3, 5, 16), 
 
 def stacked(instance: Instance, problem: str):
     """A valid, poor solution: every record in its own object, or stacked."""
-    if problem == "shared-objects":
-        return SharedObjectsSolution.from_object_ids(instance, range(len(instance)))
-    offsets, top = [], 0
-    for record in instance.records:
-        offsets.append(top)
-        top += record.size
-    return OffsetsSolution.from_offsets(instance, offsets)
+    return stacked_objects(instance) if problem == "shared-objects" else stacked_offsets(instance)
 
 
 PRELOAD = PreloadInstance(

@@ -38,18 +38,14 @@ import signal
 import sys
 import time
 
-from optplan.model import OffsetsSolution
+from optplan.heuristics.constructions import stacked_offsets
 from optplan.registry import register
 
 
 @register("test_stack", "offsets", reference="test plugin: tensors stacked end to end")
 def stack(instance, *, delay=0.0):
     time.sleep(delay)
-    offsets, top = [], 0
-    for record in instance.records:
-        offsets.append(top)
-        top += record.size
-    return OffsetsSolution.from_offsets(instance, offsets)
+    return stacked_offsets(instance)
 
 
 @register("test_hang", "offsets")

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.ray
 
 PLUGIN = '''
 import time
-from optplan.model import OffsetsSolution
+from optplan.heuristics.constructions import stacked_offsets
 from optplan.registry import register
 
 
@@ -38,11 +38,7 @@ def hang(instance):
 @register("ray_test_stack", "offsets")
 def stack(instance, *, delay=0.0):
     time.sleep(delay)
-    offsets, top = [], 0
-    for record in instance.records:
-        offsets.append(top)
-        top += record.size
-    return OffsetsSolution.from_offsets(instance, offsets)
+    return stacked_offsets(instance)
 '''
 
 

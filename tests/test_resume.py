@@ -25,18 +25,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 PLUGIN = '''
 import time
-from optplan.model import OffsetsSolution
+from optplan.heuristics.constructions import stacked_offsets
 from optplan.registry import register
 
 
 @register("resume_test_stack", "offsets", reference="test plugin: tensors stacked")
 def stack(instance, *, delay=0.0):
     time.sleep(delay)
-    offsets, top = [], 0
-    for record in instance.records:
-        offsets.append(top)
-        top += record.size
-    return OffsetsSolution.from_offsets(instance, offsets)
+    return stacked_offsets(instance)
 '''
 
 CONFIG = '''

@@ -46,7 +46,7 @@ from optplan.model import Instance, UsageRecord
 from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.flexnn import pin_all, plan_from_decisions
 from optplan.preload.formulation import (horizon, pinned_on_top, preload_options,
-                                         trivial_outcome)
+                                         start_latency)
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import memory_intervals, plan_decisions, plan_peak
 from optplan.result import SolverOutcome, Status
@@ -309,13 +309,9 @@ def cpsat_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     run = ExactRun(instance, "preload", solver=SOLVER, version=cpsat_version(),
                    time_limit=time_limit, workers=workers, seed=seed,
                    default_workers=DEFAULT_WORKERS)
-    run.info["objective"] = "latency"
-    done = trivial_outcome(run)
+    done = start_latency(run, warm_start, initial_solution, check_cpsat_range)
     if done is not None:
         return done
-    check_cpsat_range(instance, instance.budget)
-    run.raise_bound(latency_lower_bound(instance))
-    run.start(warm_start, initial_solution)
     flags = {"workers": run.workers, "seed": run.seed, "solver_params": solver_params}
     if relaxation and not run.meets_bound() and not run.out_of_time():
         if not _relax_and_pack(run, flags):

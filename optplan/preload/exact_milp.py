@@ -40,7 +40,7 @@ from optplan.preload.bounds import budget_lower_bound, latency_lower_bound
 from optplan.preload.exact_cpsat import BudgetOutcome
 from optplan.preload.flexnn import pin_all, plan_from_decisions
 from optplan.preload.formulation import (compacted_offsets, horizon, preload_options,
-                                         trivial_outcome)
+                                         start_latency)
 from optplan.preload.model import PreloadInstance, PreloadPlan
 from optplan.preload.simulate import plan_decisions, plan_peak, validate_plan
 from optplan.result import SolverOutcome, Status
@@ -258,13 +258,9 @@ def milp_preload(instance: PreloadInstance, *, time_limit: float | None = None,
     run = ExactRun(instance, "preload", solver=SOLVER, version=milp_version(SOLVER),
                    time_limit=time_limit, workers=workers, seed=seed,
                    default_workers=DEFAULT_WORKERS)
-    run.info["objective"] = "latency"
-    done = trivial_outcome(run)
+    done = start_latency(run, warm_start, initial_solution, check_milp_range)
     if done is not None:
         return done
-    check_milp_range(instance, instance.budget)
-    run.raise_bound(latency_lower_bound(instance))
-    run.start(warm_start, initial_solution)
     if run.meets_bound():
         return run.finished("the warm start meets the latency bound")
     milp = build_milp(instance, budget=instance.budget, hint=run.solution)

@@ -17,7 +17,7 @@ from optplan.preload.slicing import sliced_budget_lower_bound
 from optplan.result import SolverOutcome
 
 __all__ = ["preload_options", "horizon", "compacted_offsets", "pinned_on_top",
-           "trivial_outcome"]
+           "trivial_outcome", "start_latency"]
 
 
 def preload_options(instance: PreloadInstance, index: int) -> range:
@@ -46,6 +46,22 @@ def trivial_outcome(run: ExactRun, *, menu=None) -> SolverOutcome | None:
         run.info["proof"] = (f"budget {instance.budget} below the must-live bound {needed}"
                              + ("" if menu is None else " under every layer slicing"))
         return run.outcome(infeasible=True)
+    return None
+
+
+def start_latency(run: ExactRun, warm_start, initial_solution,
+                  check_range) -> SolverOutcome | None:
+    """The start every exact method of objective ``latency`` without slicing shares: the
+    outcomes that need no search (:func:`trivial_outcome`), ``check_range(instance,
+    budget)``, the latency bound, the warm start. Returns the outcome when no search is
+    needed. (:func:`~optplan.preload.sliced_grid.start_sliced` is the same with slicing.)"""
+    run.info["objective"] = "latency"
+    done = trivial_outcome(run)
+    if done is not None:
+        return done
+    check_range(run.instance, run.instance.budget)
+    run.raise_bound(latency_lower_bound(run.instance))
+    run.start(warm_start, initial_solution)
     return None
 
 
