@@ -8,7 +8,9 @@ measures that chance: for each instance and each capacity (``--above``: percents
 max breadth, rounded down to the granule), it decides the capacity in ``--probes`` random
 orders drawn from ``--seed`` (the same orders at every capacity), each for at most
 ``--probe-seconds``, and prints how many packed, the rate with its 95 % Wilson upper bound,
-the median nodes of the probes that packed and the probe time spent per packing. Every
+the median nodes of the probes that packed and the probe time spent per packing; its JSON
+line also says which orders packed (``packing_draws``, counting from 1, as
+:func:`optplan.exact.search.replay_order` rebuilds them) and in how many nodes. Every
 packing goes through the validator. With ``--chains`` the orders are those of the instance
 with its chains merged (:mod:`optplan.exact.chains`), as ``search``'s random probes draw
 them; a probe of it that finds nothing proves nothing and counts as not packed. With
@@ -16,7 +18,8 @@ them; a probe of it that finds nothing proves nothing and counts as not packed. 
 lifetimes), at the same capacities, above the whole instance's max breadth: where in time an
 instance's packings get hard. On MiniMalloc's J, whose two max-breadth sections are 201 and
 202, the chained buffers of sections 0-195 pack at its max breadth in about one order in a
-hundred, and those of sections 0-196 in none (``paper/results/search/orders.jsonl``).
+hundred, and those of sections 0-196 in none; the whole of J packs at its max breadth in 2
+of 15,000 (``paper/results/search/orders.jsonl``).
 
     python bench/search_orders.py --instances D,J
     python bench/search_orders.py --instances D --above 0,1,2 --probes 400 --jsonl orders.jsonl
@@ -93,8 +96,8 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
     """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``,
     of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given."""
     rng = random.Random(seed)
-    packed, nodes, spent, packing_nodes = 0, 0, 0.0, []
-    for _ in range(probes):
+    packed, nodes, spent, packing_nodes, packing_draws = 0, 0, 0.0, [], []
+    for draw in range(1, probes + 1):
         stats = {"nodes": 0}
         began = time.perf_counter()
         answer = decide(jittered(prep if chains is None else chains.prep, rng), capacity,
@@ -114,8 +117,10 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
                                  f"{violations[:3]}")
             packed += 1
             packing_nodes.append(stats["nodes"])
+            packing_draws.append(draw)
     return {"capacity": capacity * prep.scale, "probes": probes, "packed": packed,
-            "seconds": round(spent, 3), "nodes": nodes, "packing_nodes": packing_nodes}
+            "seconds": round(spent, 3), "nodes": nodes, "packing_nodes": packing_nodes,
+            "packing_draws": packing_draws}
 
 
 def windowed(instance, prep, window: tuple[int, int]):

@@ -997,6 +997,27 @@ def search_orders_macros(rows) -> dict[str, str]:
     return {"SearchOrdersNote": "; ".join(lengths)}
 
 
+def search_orders_bound_macros(rows) -> dict[str, str]:
+    """``SearchOrdersBoundNote``: the rows of ``bench/search_orders.py`` (whole instances,
+    not windows) in which a random order packed the instance at its max breadth, a packing
+    that proves its optimum by the depth-first search alone: how many of how many orders, of
+    how long, and in how many nodes."""
+    parts = []
+    for row in sorted(rows, key=lambda row: (row["instance"], bool(row.get("chains")))):
+        if row.get("window"):
+            continue
+        for entry in row["capacities"]:
+            if entry["above_percent"] == 0 and entry["packed"]:
+                verb = "packs" if entry["packed"] == 1 else "pack"
+                nodes = _words(_thousands(count) for count in sorted(entry["packing_nodes"]))
+                parts.append(f"{entry['packed']} of {_thousands(entry['probes'])} random "
+                             f"orders of {orders_subject(row)}, searched for "
+                             f"{float(row['probe_seconds']):g}\\,s each, {verb} it at its "
+                             f"max breadth, in {nodes} nodes")
+    return {"SearchOrdersBoundNote": "; ".join(parts) if parts else
+            "no random order packs an instance at its max breadth"}
+
+
 def search_seed_macros(before_after, seeds) -> dict[str, str]:
     """``SearchSeeds`` and ``SearchSeedNote``: the compiled runs of the instances that
     ``seeds`` (``bench/search.py --seed``'s rows) re-ran with other seeds of the random
@@ -1731,6 +1752,7 @@ def build(run_dirs, out_dir: Path, *, peers_dir: Path | None = None,
                                              search_runs_table(long_runs))
         macros |= (search_windows_macros(windows) | search_seed_macros(before_after, seeds)
                    | search_long_macros(long_runs, search_dir) | search_orders_macros(orders)
+                   | search_orders_bound_macros(orders)
                    | search_beam_macros(before_after) | search_complete_macros(completed)
                    | search_bands_macros(banded + [row for row in layered
                                                    if row["repack"] == "layers"])

@@ -435,6 +435,10 @@ def check_search_orders(stdout, tmp_path, command):
         assert (number(capacity), int(probes), int(packed)) == (
             entry["capacity"], entry["probes"], entry["packed"])
         assert int(probes) == 3 and len(entry["packing_nodes"]) == int(packed) <= 3
+        # which of the orders packed, counting from 1 (as optplan.exact.search.replay_order)
+        assert len(entry["packing_draws"]) == int(packed)
+        assert entry["packing_draws"] == sorted(set(entry["packing_draws"]))
+        assert set(entry["packing_draws"]) <= {1, 2, 3}
         assert number(rate) == round(int(packed) / 3, 3) <= number(rate95) <= 1
         assert (nodes == "-") == (per_packing == "-") == (int(packed) == 0)
     # the first capacity is the max breadth; twice the max breadth packs in every order at
@@ -452,6 +456,7 @@ def check_search_orders(stdout, tmp_path, command):
     assert written.get("window") == ([0, 30] if windowed else None)
     assert written["chains"] is chains and written["tensors_chained"] == placed
     assert written["capacities"][1]["packing_nodes"] == [placed] * 3
+    assert written["capacities"][1]["packing_draws"] == [1, 2, 3]
 
 
 def check_search_beam(stdout, tmp_path, command):

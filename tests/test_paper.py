@@ -474,6 +474,40 @@ def test_the_orders_note_is_the_committed_orders(generated):
     assert build.search_orders_macros([]) == {"SearchOrdersNote": "no random orders were probed"}
 
 
+def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(generated):
+    """``SearchOrdersBoundNote`` names every committed row of ``bench/search_orders.py`` (a
+    whole instance) in which some order packed the max breadth, with the nodes it took;
+    synthetic rows pin the wording."""
+    rows = _search_rows("orders.jsonl")
+    note = _defined_macros(generated / "macros.tex")["SearchOrdersBoundNote"]
+    build = _build_module()
+    at_breadth = [(row, entry) for row in rows if not row.get("window")
+                  for entry in row["capacities"] if entry["above_percent"] == 0]
+    assert {row["instance"] for row, entry in at_breadth if entry["packed"]} == {"D", "J"}
+    for row, entry in at_breadth:
+        said = (f"of {entry['probes']:,} random orders of {build.orders_subject(row)}, "
+                f"searched for {row['probe_seconds']:g}\\,s each,").replace(",000", "\\,000")
+        assert (said in note) == bool(entry["packed"])
+        for nodes in entry["packing_nodes"]:
+            assert f"{nodes:,}".replace(",", "\\,") in note
+
+    def row(instance, packed, nodes, **more):
+        return {"instance": instance, "probe_seconds": 0.1, **more,
+                "capacities": [{"above_percent": 0, "packed": packed, "probes": 20000,
+                                "packing_nodes": nodes},
+                               {"above_percent": 1, "packed": 5, "probes": 20000,
+                                "packing_nodes": [1] * 5}]}
+
+    assert build.search_orders_bound_macros([
+        row("Z", 1, [6364], chains=True), row("Y", 0, []), row("Y", 1, [7], window=[0, 9]),
+        row("Y", 2, [26475, 22697])]) == {"SearchOrdersBoundNote": (
+            "2 of 20\\,000 random orders of Y, searched for 0.1\\,s each, pack it at its max "
+            "breadth, in 22\\,697 and 26\\,475 nodes; 1 of 20\\,000 random orders of Z "
+            "with its chains merged, searched for 0.1\\,s each, packs it at its max breadth, "
+            "in 6\\,364 nodes")}
+    assert build.search_orders_bound_macros([row("Y", 0, [])]) == {
+        "SearchOrdersBoundNote": "no random order packs an instance at its max breadth"}
+
 def test_the_beam_and_seed_notes_follow_the_runs(generated):
     """``SearchBeamNote`` names the instances whose compiled run a beam closed at the bound,
     from the committed rows and from synthetic ones; ``SearchSeedNote`` says when every seed

@@ -27,6 +27,7 @@ from optplan.exact import _search_core
 from optplan.exact import search as search_module
 from optplan.exact._search_core import ENGINES, decide, jittered, prepare
 from optplan.exact.budget import SPLIT
+from optplan.exact.chains import chained
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import (TIMEOUT, SearchParams, luby, pack, replay_order,
                                   replay_probe, search)
@@ -397,6 +398,40 @@ def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, 
     report = json.loads(capsys.readouterr().out)
     assert report["valid"] and report["objective"] == report["lower_bound"] == run["objective"]
 
+
+
+@pytest.mark.peer
+def test_one_random_order_of_the_depth_first_search_packs_j_at_its_max_breadth(
+        minimalloc_dir, tmp_path, capsys):
+    # orders.jsonl samples J's chained instance at its max breadth in 15,000 random orders of
+    # 0.1 s (seed 1): the row says which order packed it and in how many nodes. Rebuilt from
+    # its draw and searched again without a time limit, that order packs J in the same nodes,
+    # and `optplan validate` accepts the packing with an arena equal to the lower bound: the
+    # plain depth-first search, in one order, proves J optimal.
+    results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
+    row = next(row for row in read_jsonl(results / "orders.jsonl")
+               if row["instance"] == "J" and row.get("chains") and "window" not in row
+               and row["capacities"][0].get("packing_draws"))
+    [at_breadth] = [entry for entry in row["capacities"]
+                    if entry["capacity"] == row["max_breadth"]]
+    draw, nodes = at_breadth["packing_draws"][0], at_breadth["packing_nodes"][0]
+
+    path = minimalloc_dir / "challenging" / "J.1048576.csv"
+    instance = read_minimalloc_csv(path)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    chains = chained(prep)
+    stats = {"nodes": 0}
+    found = decide(replay_order(chains.prep, row["seed"], draw),
+                   row["max_breadth"] // prep.scale, deadline=time.perf_counter() + 60,
+                   stats=stats)  # a few thousand nodes; the deadline only stops a wrong order
+    assert isinstance(found, list) and stats["nodes"] == nodes
+    packing = tmp_path / "J.offsets.csv"
+    packing.write_text("id,offset\n" + "".join(
+        f"{record.id},{offset * prep.scale}\n"
+        for record, offset in zip(instance.records, chains.expand(found), strict=True)))
+    assert main(["validate", str(path), str(packing), "--problem", "offsets", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] and report["objective"] == report["lower_bound"] == 989184
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_set_stop_flag_stops_the_search(engine):
