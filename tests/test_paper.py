@@ -485,8 +485,9 @@ def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(genera
                   for entry in row["capacities"] if entry["above_percent"] == 0]
     assert {row["instance"] for row, entry in at_breadth if entry["packed"]} == {"D", "J"}
     for row, entry in at_breadth:
-        said = (f"of {entry['probes']:,} random orders of {build.orders_subject(row)}, "
-                f"searched for {row['probe_seconds']:g}\\,s each,").replace(",000", "\\,000")
+        probes = f"{entry['probes']:,}".replace(",", "\\,")
+        said = (f"of {probes} random orders of {build.orders_subject(row)}, "
+                f"searched for {row['probe_seconds']:g}\\,s each,")
         assert (said in note) == bool(entry["packed"])
         for nodes in entry["packing_nodes"]:
             assert f"{nodes:,}".replace(",", "\\,") in note
@@ -507,6 +508,7 @@ def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(genera
             "in 6\\,364 nodes")}
     assert build.search_orders_bound_macros([row("Y", 0, [])]) == {
         "SearchOrdersBoundNote": "no random order packs an instance at its max breadth"}
+
 
 def test_the_beam_and_seed_notes_follow_the_runs(generated):
     """``SearchBeamNote`` names the instances whose compiled run a beam closed at the bound,

@@ -32,6 +32,7 @@ from optplan.exact.offsets_bound import CapacityBound, capacity_bound
 from optplan.exact.search import (TIMEOUT, SearchParams, luby, pack, replay_order,
                                   replay_probe, search)
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
+from optplan.formats.solution_csv import write_solution_csv
 from optplan.model import OffsetsSolution, round_up
 from optplan.registry import methods
 
@@ -399,7 +400,6 @@ def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, 
     assert report["valid"] and report["objective"] == report["lower_bound"] == run["objective"]
 
 
-
 @pytest.mark.peer
 def test_one_random_order_of_the_depth_first_search_packs_j_at_its_max_breadth(
         minimalloc_dir, tmp_path, capsys):
@@ -426,12 +426,12 @@ def test_one_random_order_of_the_depth_first_search_packs_j_at_its_max_breadth(
                    stats=stats)  # a few thousand nodes; the deadline only stops a wrong order
     assert isinstance(found, list) and stats["nodes"] == nodes
     packing = tmp_path / "J.offsets.csv"
-    packing.write_text("id,offset\n" + "".join(
-        f"{record.id},{offset * prep.scale}\n"
-        for record, offset in zip(instance.records, chains.expand(found), strict=True)))
+    write_solution_csv(instance, "offsets", OffsetsSolution.from_offsets(
+        instance, [offset * prep.scale for offset in chains.expand(found)]), packing)
     assert main(["validate", str(path), str(packing), "--problem", "offsets", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["valid"] and report["objective"] == report["lower_bound"] == 989184
+
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_set_stop_flag_stops_the_search(engine):
