@@ -55,8 +55,8 @@ from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      preload_table, SEARCH_RUNS, search_runs_table,
                                      search_table, seconds_cell, summary_table,
                                      median_runs)
-from optplan.exact.search import (REPACK_AFTER, REPACK_STALL, REPACKS,  # noqa: E402
-                                  SearchParams, random_draw)
+from optplan.exact.search import (BOUND_ROUND, IMPROVE_SLICE, REPACK_AFTER,  # noqa: E402
+                                  REPACK_STALL, REPACKS, SearchParams, random_draw)
 
 PROBLEMS = {"shared-objects": "SO", "offsets": "OC"}
 PAPER_ORDER = ("mobilenet_v1", "mobilenet_v2", "deeplab_v3", "inception_v3", "posenet",
@@ -1136,7 +1136,11 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
                if closing.get("loop") == "beam" else
                f": a round of {REPACKINGS[closing['method']]} (seed {closing['seed']}), "
                f"{_thousands(closing['steps'])} steps in, packed it"
-               if closing.get("loop") == "repack" else "" if draw is None else
+               if closing.get("loop") == "repack" else
+               f": a round at the bound packed it, in random order "
+               f"{_thousands(closing['draws'])} drawn from the round's seed {closing['seed']} "
+               f"(probes of {IMPROVE_SLICE:g}\\,s)"
+               if closing.get("loop") == BOUND_ROUND else "" if draw is None else
                f": a probe of {closing['seconds']:.2f}\\,s in random order "
                f"{_thousands(draw)} drawn from seed {row.get('seed', 0)} packed it")
         parts.append(f"{name} is proven optimal"

@@ -674,6 +674,18 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     assert build.search_long_macros([repacked | {"probes": [probe | {"capacity": 11},
                                                            rounds[0]]}])["SearchLongNote"] \
         == "W ends at 11 bytes, 18.2\\,\\% above its bound, after 5 million nodes"
+    at_bound = {"loop": "bound", "result": "feasible", "capacity": 10, "seconds": 250.3,
+                "nodes": 9_000_000, "seed": 2, "draws": 2417, "last_nodes": 6364,
+                "jittered": True, "chains": True}
+    closed_at_bound = build.search_long_macros([repacked | {
+        "status": "OPTIMAL", "objective": 10, "lower_bound": 10, "best_bound": 10, "gap": 0.0,
+        "wall_time_s": 900.0, "probes": [probe | {"capacity": 13}, rounds[0],
+                                         at_bound | {"result": "timeout", "seed": 0},
+                                         at_bound]}])
+    assert closed_at_bound["SearchLongNote"] == (
+        "W is proven optimal at its max breadth, 10 bytes, after 900\\,s and 5 million "
+        "nodes: a round at the bound packed it, in random order 2\\,417 drawn from the "
+        "round's seed 2 (probes of 0.1\\,s)")
     assert (PAPER / "results" / "search" / "D.986112.offsets.csv").is_file()
     assert macros["SearchLongCertificates"] == "\\texttt{D.986112.offsets.csv}"
 

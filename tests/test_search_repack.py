@@ -1,5 +1,6 @@
-"""The search's repacking stage: after a minute of probing, a run repacks its incumbent by
-layer search, skyline and band repacking in turn (``optplan.exact.search._Progress.repack``)."""
+"""The search's last stage: after a minute of probing, a run's rounds take turns, one probing
+the bound in random orders, the next repacking its incumbent by layer search, skyline and band
+repacking in turn (``optplan.exact.search._Progress.repack``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 
 from optplan import Instance, solve, validate
 from optplan.exact import search as search_module
-from optplan.exact._search_core import prepare
+from optplan.exact._search_core import SearchParams, prepare
+from optplan.exact.chains import chained
+from optplan.exact.search import BOUND_ROUND, replay_probe
 from optplan.exact.run import ExactRun
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.heuristics.constructions import stacked_offsets
@@ -29,13 +32,23 @@ def spread_instance(seed: int) -> Instance:
     return Instance.from_tuples(triples, alignment=16)
 
 
+def stage_rounds(probes: list[dict]) -> list[dict]:
+    """The records of the last stage's rounds among a run's probes."""
+    return [probe for probe in probes if probe["loop"] in ("repack", BOUND_ROUND)]
+
+
 def assert_rounds_in_turn(rounds: list[dict]) -> None:
-    """Round k (its seed, from 0) runs the k-th repacking in turn, every round is booked,
-    and every packing a round reached is valid and below the ones before it."""
+    """Round k (its seed, from 0) probes the bound when k is even and runs the (k-1)/2-th
+    repacking in turn when k is odd, and every round is booked."""
     seeds = sorted({probe["seed"] for probe in rounds})
     assert seeds == list(range(len(seeds)))
     for probe in rounds:
-        assert probe["method"] == METHODS[probe["seed"] % len(METHODS)]
+        if probe["seed"] % 2 == 0:
+            assert probe["loop"] == BOUND_ROUND and probe["draws"] >= 1
+            assert probe["result"] in ("feasible", "infeasible", "timeout")
+            continue
+        assert probe["loop"] == "repack"
+        assert probe["method"] == METHODS[probe["seed"] // 2 % len(METHODS)]
         assert probe["result"] in ("feasible", "unchanged") and probe["nodes"] == 0
         assert probe["steps"] >= 1
 
@@ -53,10 +66,11 @@ def test_rounds_take_the_repackings_in_turn_and_only_lower_the_incumbent(monkeyp
     progress = search_module._Progress(run, prep, 1)
     progress.repack(time.perf_counter() + 4.0)
 
-    rounds = [probe for probe in progress.probes if probe["loop"] == "repack"]
-    assert len({probe["seed"] for probe in rounds}) >= len(METHODS) + 1
+    rounds = stage_rounds(progress.probes)
+    assert len({probe["seed"] for probe in rounds}) >= 2 * len(METHODS) + 1
     assert_rounds_in_turn(rounds)
-    reached = [probe["capacity"] for probe in rounds if probe["result"] == "feasible"]
+    reached = [probe["capacity"] for probe in rounds
+               if probe["result"] == "feasible" and probe["loop"] == "repack"]
     assert reached and reached == sorted(set(reached), reverse=True)
     assert run.objective == reached[-1] < stacked
     assert validate(instance, "offsets", run.solution) == []
@@ -91,9 +105,51 @@ def test_a_run_repacks_after_its_first_probing_stretch_unless_switched_off(
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
     result = solve(instance, "search", "offsets", time_limit=5, workers=2, repack=repack)
     assert result.valid and result.info["switches"]["repack"] is repack
-    rounds = [probe for probe in result.info["probes"] if probe["loop"] == "repack"]
+    rounds = stage_rounds(result.info["probes"])
     if not repack:
         assert rounds == []
         return
     assert_rounds_in_turn(rounds)
     assert len({probe["seed"] for probe in rounds}) >= 2
+
+
+def started(instance: Instance, bound: int) -> search_module._Progress:
+    """The probes of a run of ``instance`` from its stacked packing, with ``bound`` (scaled
+    units) proven."""
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
+                   workers=1, seed=0, default_workers=1)
+    run.start(False, None, fallback=stacked_offsets)
+    return search_module._Progress(run, prep, bound)
+
+
+def test_a_round_at_the_bound_packs_it_and_replays_from_its_seed():
+    # Chains of equal buffers handed on op after op, under long-lived ones: the max breadth
+    # (14) is the optimum, so a round at the bound closes the gap, in orders of the chained
+    # instance. Its record names the round's seed and the orders it drew; the last replays.
+    triples = [(op, op, 4) for op in range(12)] + [(op, op + 1, 2) for op in range(0, 12, 2)]
+    instance = Instance.from_tuples(triples + [(0, 11, 3), (0, 5, 5), (6, 11, 5)])
+    progress = started(instance, 14)
+    assert chained(progress.prep) is not None and progress.run.objective > 14
+    progress.bound_round(SearchParams(), 5, None)
+    [record] = progress.probes
+    assert (record["loop"], record["result"], record["capacity"]) == (BOUND_ROUND, "feasible",
+                                                                      14)
+    assert record["seed"] == 5 and record["draws"] >= 1 and record["chains"]
+    assert progress.run.objective == 14 and progress.stop[0] == 1
+    assert validate(instance, "offsets", progress.run.solution) == []
+    found, nodes = replay_probe(progress.prep, 0, progress.probes, 0)
+    assert tuple(found) == progress.run.solution.offsets and nodes == record["last_nodes"]
+
+
+def test_a_round_at_a_bound_below_the_optimum_refutes_it_when_it_searches_the_instance():
+    # An instance without chains: the round searches the instance itself, so a bound below
+    # the optimum is refuted in its first order and rises a granule. Alignment 4 opens gaps:
+    # the max breadth is 16 bytes, the optimum 20 (tests/test_search.py's aligned gap).
+    instance = Instance.from_tuples([(0, 1, 6), (0, 2, 5), (0, 0, 2)], alignment=4)
+    progress = started(instance, 16)
+    assert chained(progress.prep) is None
+    progress.bound_round(SearchParams(), 0, None)
+    [record] = progress.probes
+    assert (record["result"], record["draws"], progress.bound) == ("infeasible", 1, 20)
+    assert "chains" not in record and progress.run.bound == 20

@@ -7,7 +7,8 @@ Machine Learning", ASPLOS'23; ``google/minimalloc``) decides "is there a packing
 capacities upward from the lower bound, and sweep short probes downward from the best
 heuristic; with two workers both at once. A probe that finds no packing proves the bound
 C + one granule; a probe that runs out of time proves nothing. A run that has probed for a
-minute without closing the gap repacks its best packing instead (:meth:`_Progress.repack`).
+minute without closing the gap goes on in rounds that repack its best packing or probe the
+bound in random orders, in turn (:meth:`_Progress.repack`).
 """
 
 from __future__ import annotations
@@ -57,18 +58,21 @@ RANDOM_LEVEL_SECONDS = 60.0
 ``RANDOM_LEVEL_SECONDS`` seconds, then twice as long for twice as long, and so on."""
 
 REPACK_AFTER = 60.0
-"""Seconds of probing after which a run's improve loop stops probing and repacks the
-incumbent instead (:meth:`_Progress.repack`; switch ``repack``): the 60-second runs of
-``bench/search.py`` never get there."""
+"""Seconds of probing after which a run's improve loop stops probing and goes on in the
+rounds of the last stage instead (:meth:`_Progress.repack`; switch ``repack``): the
+60-second runs of ``bench/search.py`` never get there."""
 REPACK_STALL = 300.0
 """Seconds a round of repacking may go without reaching a lower arena before the next
-method takes over."""
+round takes over; a round at the bound lasts this long unless it decides the bound."""
 REPACKS = {"layers": layers.repack_layers, "skyline": skyline.repack_skyline,
            "bands": functools.partial(repack_bands, workers=1)}
 """The repackings a run takes in turn, by name: layer search changes the bottom layer,
 skyline repacking rebuilds the top, band repacking (CP-SAT, one worker: the other loop has
 the other core) moves a band across all of time. On MiniMalloc's J each did a part of the
 chain to the optimum that the others did not (``paper/results/search/layers.jsonl``)."""
+BOUND_ROUND = "bound"
+"""The loop name of a round of the last stage that probes the proven bound itself in random
+orders (:meth:`_Progress.bound_round`); every other round of the stage is one."""
 
 
 def _params(switches: dict) -> SearchParams:
@@ -230,14 +234,18 @@ class _Progress:
             return None
         return [offset // self.prep.scale for offset in solution.offsets]
 
-    def repack(self, deadline: float | None) -> None:
-        """Rounds of repacking the incumbent (loop ``"repack"``) until ``deadline``, until the
-        gap closes or until the other loop stops the run: round k runs the k-th repacking of
-        :data:`REPACKS` in turn, with seed ``beam_seed + k``, from the incumbent of the
-        moment, until it has gone :data:`REPACK_STALL` seconds without a lower arena. Every
-        arena a round reaches is booked as a packing (``method``, ``seed`` and the round's
-        ``steps`` so far in its record; ``nodes`` 0: a step is a beam or a CP-SAT solve, not
-        a node); a round that reaches none is booked once, as ``"unchanged"``."""
+    def repack(self, deadline: float | None, params: SearchParams = SearchParams()) -> None:
+        """The last stage: rounds until ``deadline``, until the gap closes or until the other
+        loop stops the run. Round k (over both loops, from 0) has seed ``beam_seed + k``;
+        when k is even it probes the bound (:meth:`bound_round`), when k is odd it repacks
+        the incumbent of the moment by the ((k - 1) / 2)-th repacking of :data:`REPACKS` in
+        turn (loop ``"repack"``), until it has gone :data:`REPACK_STALL` seconds without a
+        lower arena. Every arena a repacking round reaches is booked as a packing
+        (``method``, ``seed`` and the round's ``steps`` so far in its record; ``nodes`` 0: a
+        step is a beam or a CP-SAT solve, not a node); a round that reaches none is booked
+        once, as ``"unchanged"``. Repacking closes the gap from above, a probe at the bound
+        closes it at once where the optimum is the bound: a run knows neither which its
+        instance needs, so the two take turns. ``params`` are the bound rounds' switches."""
         while not self.stop[0] and self.bound <= self.high() and (
                 deadline is None or time.perf_counter() < deadline):
             start = self.packing()
@@ -246,7 +254,11 @@ class _Progress:
             with self.lock:
                 k = self.rounds
                 self.rounds += 1
-            name, seed = list(REPACKS)[k % len(REPACKS)], self.beam_seed + k
+            seed = self.beam_seed + k
+            if k % 2 == 0:
+                self.bound_round(params, seed, deadline)
+                continue
+            name = list(REPACKS)[k // 2 % len(REPACKS)]
             began = last = time.perf_counter()
 
             def reached(result):  # called within this round only: no late binding
@@ -265,6 +277,48 @@ class _Progress:
                             time.perf_counter() - began, 0, None, method=name, seed=seed,
                             steps=found.steps)
 
+    def bound_round(self, params: SearchParams, seed: int, deadline: float | None) -> None:
+        """Probe the proven bound (loop :data:`BOUND_ROUND`) in fresh random orders
+        (:func:`jittered`, drawn from ``random.Random(seed)``), of the instance with its chains
+        merged when it has any and the switch ``chains`` is on (a packing there is a packing,
+        a search that finds none proves nothing), each for :data:`IMPROVE_SLICE` seconds,
+        until one decides the bound, :data:`REPACK_STALL` seconds pass, ``deadline`` comes or
+        the other loop stops the run. Booked once, as the round's last probe: ``"feasible"``
+        (the gap is closed), ``"infeasible"`` (a search of the instance itself refuted the
+        bound: it rises a granule), or ``"timeout"``; with the round's ``seconds`` and
+        ``nodes``, its ``seed``, the orders it drew (``draws``; the last one decided, if one
+        did) and the nodes of the last (``last_nodes``): :func:`replay_probe` searches that
+        order again.
+        On MiniMalloc's J, whose optimum is its max breadth, 2 of 15,000 orders of 0.1 s
+        pack it (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``), where
+        the repackings stop about 1 % above it; its 2400 s run's six rounds at the bound
+        (17,713 orders) packed none (``paper/results/search/long_runs.jsonl``)."""
+        rng, capacity = random.Random(seed), self.bound
+        chains = chained(self.prep) if params.chains else None
+        base = self.prep if chains is None else chains.prep
+        began = time.perf_counter()
+        stop_at = began + REPACK_STALL
+        stop_at = stop_at if deadline is None else min(stop_at, deadline)
+        draws, nodes, result, outcome = 0, 0, None, "timeout"
+        while not self.stop[0] and time.perf_counter() < stop_at:
+            stats = {"nodes": 0}
+            now = time.perf_counter()
+            result = decide(jittered(base, rng), capacity, params,
+                            min(now + IMPROVE_SLICE, stop_at), stats, stop=self.stop)
+            draws, nodes = draws + 1, nodes + stats["nodes"]
+            if isinstance(result, list):
+                outcome = "feasible"
+                break
+            if result is None and chains is None:
+                outcome = "infeasible"
+                break
+        if draws:
+            self.record(BOUND_ROUND, capacity, outcome, time.perf_counter() - began, nodes,
+                        (result if chains is None else chains.expand(result))
+                        if outcome == "feasible" else None,
+                        jittered=True, seed=seed, draws=draws, last_nodes=stats["nodes"],
+                        **({"chains": True} if chains is not None else {}))
+
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
                 alone: bool, rng: random.Random) -> None:
         """Sweep capacities downward from one granule below the incumbent with short probes;
@@ -282,9 +336,9 @@ class _Progress:
         ``"emptied"``, as an empty beam's). On MiniMalloc's J, of 400 random orders of 0.1 s,
         13 pack the chained instance within 2 % of the bound and 45 within 3 %, none J
         itself within 3 % (``bench/search_orders.py``). After
-        :data:`REPACK_AFTER` seconds of this loop, on the compiled engine, it repacks the
-        incumbent to the deadline instead (:meth:`repack`; switch ``repack``). Probes last
-        :data:`IMPROVE_SLICE` seconds; random probes double in length after
+        :data:`REPACK_AFTER` seconds of this loop, on the compiled engine, it goes on in the
+        last stage's rounds to the deadline instead (:meth:`repack`; switch ``repack``).
+        Probes last :data:`IMPROVE_SLICE` seconds; random probes double in length after
         :data:`RANDOM_LEVEL_SECONDS` seconds of them, again after twice as long, and so on
         (by time, not by sweeps: near the bound a sweep is a few probes, and a length that
         doubled per sweep would soon be minutes). The search's run time is heavy-tailed in
@@ -308,7 +362,7 @@ class _Progress:
                 break
             if engine == "compiled" and params.repack and (
                     now - began >= REPACK_AFTER and self.packing() is not None):
-                self.repack(deadline)
+                self.repack(deadline, params)
                 break
             if sweeps and engine == "compiled" and params.beams and (
                     beam_seconds <= random_seconds):
@@ -382,14 +436,17 @@ def replay_probe(prep: Prepared, seed: int, probes: list[dict], index: int,
     :func:`replay_order` rebuilds (of the chained instance, :mod:`optplan.exact.chains`, when
     its record says ``chains``: a run of an instance with chains draws every random order
     for its chained instance; a packing comes back as the instance's offsets, and ``None``
-    says only that the chained instance has none). A probe that ran out of time may run for
+    says only that the chained instance has none). A round at the bound
+    (:meth:`_Progress.bound_round`) replays its last order, drawn from the round's own seed;
+    its nodes are the record's ``last_nodes``. A probe that ran out of time may run for
     long."""
     probe = probes[index]
     capacity = probe["capacity"] // prep.scale
     if probe["loop"] == "beam":
         found = beam(prep, capacity, probe["width"], seed=probe["seed"])
         return found.offsets, found.children
-    draw = random_draw(probes, index)
+    seed, draw = ((probe["seed"], probe["draws"]) if probe["loop"] == BOUND_ROUND
+                  else (seed, random_draw(probes, index)))
     stats = {"nodes": 0}
     if not probe.get("chains"):
         order = prep if draw is None else replay_order(prep, seed, draw)
@@ -419,9 +476,9 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     of it, then beam-searches for packings at and above the bound (:meth:`_Progress.beam`) as
     the improve loop does after its first sweep (switch ``beams``; off, it refutes to the
     deadline). Once a run has searched for :data:`REPACK_AFTER` seconds without closing the
-    gap, both loops (compiled engine) repack the incumbent in rounds
-    (:meth:`_Progress.repack`; switch ``repack``; the prove loop only with beams on and a
-    time limit).
+    gap, both loops (compiled engine) go on in rounds that repack the incumbent or probe the
+    bound in random orders, in turn (:meth:`_Progress.repack`; switch ``repack``; the prove
+    loop only with beams on and a time limit).
 
     Parameters
     ----------
@@ -450,7 +507,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
         ``OPTIMAL`` only when the incumbent's arena (rounded up to the alignment) equals the
         proven bound; otherwise ``FEASIBLE`` with the proven bound. ``info`` holds ``nodes``,
         ``probes`` (loop, capacity, result, seconds, nodes each; a beam's width and seed
-        too; a repacking round's method, seed and steps), ``time_limit``, ``workers``,
+        too; a repacking round's method, seed and steps; a round at the bound's seed, draws
+        and last order's nodes), ``time_limit``, ``workers``,
         ``engine`` and the switches.
 
     Examples
@@ -489,7 +547,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
                     prove(now + (deadline - now) * SPLIT.first_probe)
                     if params.repack:  # beams for the first minute, then repacking too
                         progress.beams_to(min(deadline, began + REPACK_AFTER))
-                        progress.repack(deadline)
+                        progress.repack(deadline, params)
                     progress.beams_to(deadline)
             except BaseException as error:  # re-raised by the caller's thread below
                 failures.append(error)
