@@ -173,6 +173,13 @@ class _Progress:
         if run.meets_bound():
             self.stop[0] = 1
 
+    @functools.cached_property
+    def chains(self):
+        """The run's chained instance (:func:`optplan.exact.chains.chained`), built once for
+        the improve loop's random probes and every round at the bound; ``None`` without
+        chains."""
+        return chained(self.prep)
+
     def high(self) -> int:
         """The largest capacity that would improve on the incumbent (a multiple of the
         granule)."""
@@ -294,7 +301,7 @@ class _Progress:
         the repackings stop about 1 % above it; its 2400 s run's six rounds at the bound
         (17,713 orders) packed none (``paper/results/search/long_runs.jsonl``)."""
         rng, capacity = random.Random(seed), self.bound
-        chains = chained(self.prep) if params.chains else None
+        chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
         began = time.perf_counter()
         stop_at = began + REPACK_STALL
@@ -353,7 +360,7 @@ class _Progress:
         step, began = granule(self.prep), time.perf_counter()
         capacity, sweeps, random_seconds = None, 0, 0.0
         beam_seconds = 0.0
-        chains = chained(self.prep) if params.chains else None
+        chains = self.chains if params.chains else None
         while not self.stop[0]:
             high, low = self.high(), self.bound
             now = time.perf_counter()
