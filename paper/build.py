@@ -32,6 +32,7 @@ import argparse
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -159,6 +160,29 @@ def _words(names) -> str:
     """``A, B and C``."""
     names = list(names)
     return (", ".join(names[:-1]) + " and " + names[-1]) if len(names) > 1 else "".join(names)
+
+
+def file_name_tt(name: str) -> str:
+    """A file name in typewriter type that may break at its dots (hyperref's ``\\nolinkurl``
+    in the ``tt`` style), for names too long for a column."""
+    return "{\\urlstyle{tt}\\nolinkurl{" + name + "}}"
+
+
+def long_run_names(rows) -> list[str]:
+    """The name of each long run of ``rows`` (dicts or a frame's rows, in order): its
+    instance, and its seed when the instance ran at more than one (``J (seed 1)``)."""
+    rows = list(rows)
+    runs = Counter(row["instance"] for row in rows)
+    return [row["instance"] + (f" (seed {row.get('seed', 0)})" if runs[row["instance"]] > 1
+                               else "") for row in rows]
+
+
+def long_run_tally(rows, name: str) -> str:
+    """At how many of its seeds the long runs of ``rows`` (dicts) prove instance ``name``
+    optimal, when it ran at more than one: `` at 1 of its 2 seeds``; else ``""``."""
+    runs = [row for row in rows if row["instance"] == name]
+    proven = sum(row["status"] == "OPTIMAL" for row in runs)
+    return f" at {proven} of its {len(runs)} seeds" if len(runs) > 1 else ""
 
 
 def _few(names, limit: int = 5) -> str:
@@ -568,17 +592,24 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None,
     notes = "The best heuristic: " + "; ".join(
         f"{latex_escape(method_label(method))} on {_words(names)}"
         for method, names in sorted(best_heuristic.items(), key=lambda kv: kv[1][0])) + "."
-    closed = sorted((row for row in long_runs if row["status"] == "OPTIMAL"
-                     and row["instance"] in open_names), key=lambda row: row["instance"])
+    closed = {}  # per instance left open, its fastest long run that proved it
+    for row in sorted(long_runs, key=lambda row: row["wall_time_s"]):
+        if row["status"] == "OPTIMAL" and row["instance"] in open_names:
+            closed.setdefault(row["instance"], row)
+    closed = [closed[name] for name in sorted(closed)]
     proofs = [f"{row['instance']} optimal at {int(row['objective'])} after "
-              f"{row['wall_time_s']:.0f}\\,s" for row in closed]
+              f"{row['wall_time_s']:.0f}\\,s" + long_run_tally(long_runs, row["instance"])
+              for row in closed]
     if proofs:
         notes += (" A run of the offsets search of up to "
                   + ", ".join(sorted({f"{row['time_limit']:g}" for row in closed}))
                   + "\\,s proves " + _words(proofs) + " (Table~\\ref{tab:search}).")
+    tallies = [row["instance"] + tally for row in closed
+               if (tally := long_run_tally(long_runs, row["instance"]))]
+    where = "; ".join(tallies + ["Table~\\ref{tab:search}"])
     macros["LongClosedMiniMalloc"] = (
-        f" Run longer, the offsets search proves {_words([r['instance'] for r in closed])} "
-        "optimal too (Table~\\ref{tab:search})." if closed else "")
+        f" Run longer, the offsets search proves {_words([row['instance'] for row in closed])} "
+        f"optimal too ({where})." if closed else "")
     return latex_table(header, table_rows, caption=caption, label="tab:minimalloc", wide=True,
                        align="lrrrr" + "rr" * len(columns), bold=bold, spans=spans,
                        notes=notes if best_heuristic or proofs else ""), macros
@@ -602,7 +633,7 @@ def _thousands(value) -> str:
 def _bound_note(runs: pd.DataFrame) -> str:
     """What the upward refutation proved on ``runs`` (``best_bound`` against the max breadth
     ``lower_bound``), as a clause for the text."""
-    raised = sorted(runs.loc[runs["best_bound"] > runs["lower_bound"], "instance"])
+    raised = sorted(set(runs.loc[runs["best_bound"] > runs["lower_bound"], "instance"]))
     if raised:
         return ("the upward refutation raised the bound above the max breadth on "
                 + _words(raised))
@@ -644,10 +675,10 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
                     _spent(long_runs.loc[long_runs["status"] != "OPTIMAL", "seconds"]
                            if len(long_runs) else pd.Series(dtype=float)))
     if len(long_runs):
-        groups[len(rows)] = (f"{_words(long_runs['instance'])}, {long_seconds}\\,s each "
-                             "(as after)")
-        rows += [[entry["instance"], *[""] * 5, *cells(entry), ""]
-                 for _, entry in long_runs.iterrows()]
+        groups[len(rows)] = (f"{_words(dict.fromkeys(long_runs['instance']))}, "
+                             f"{long_seconds}\\,s each (as after)")
+        rows += [[name, *[""] * 5, *cells(entry), ""] for name, (_, entry) in zip(
+            long_run_names(entry for _, entry in long_runs.iterrows()), long_runs.iterrows())]
     limit = _spent(pd.concat([table.loc[table[f"{run}_status"] != "OPTIMAL", f"{run}_seconds"]
                               for run in runs]))
     rate_limit = _spent(table.loc[~table["rate_finished"], "rate_seconds"])
@@ -689,7 +720,8 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
               "SearchRateCompiled": f"{table['compiled_rate'].median() / 1e3:.0f}",
               "SearchOpenAfter": _words(open_after["instance"]) or "none",
               "SearchNumOpenAfter": str(len(open_after)),
-              "SearchLongOpen": _words(long_runs["instance"]) if len(long_runs) else "none"}
+              "SearchLongOpen": (_words(dict.fromkeys(long_runs["instance"])) if len(long_runs)
+                                 else "none")}
     for run in runs:
         tag = macro_name(run)
         macros |= {f"SearchProven{tag}": str(len(proven[run])),
@@ -701,8 +733,9 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
                    f"SearchObjectiveAfter{name}": _thousands(entry["after_objective"]),
                    f"SearchBound{name}": _thousands(entry["after_best_bound"]),
                    f"SearchGapAfter{name}": _pct(entry["after_gap"])}
-    for _, entry in long_runs.iterrows():
-        name = macro_name(entry["instance"])
+    for label, (_, entry) in zip(long_run_names(entry for _, entry in long_runs.iterrows()),
+                                 long_runs.iterrows()):
+        name = macro_name(label)
         macros |= {f"SearchLongObjective{name}": _thousands(entry["objective"]),
                    f"SearchLongBound{name}": _thousands(entry["best_bound"]),
                    f"SearchLongGap{name}": _pct(entry["gap"]),
@@ -1107,26 +1140,29 @@ def _repacked(row: dict) -> str:
 def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     """``SearchLongNote``, ``SearchLongClosedNote``, ``SearchLongSeed`` and
     ``SearchLongCertificates``: what the long runs of the open
-    instances (``long_runs.jsonl``'s rows, dicts) reached. A proven run names its time, its
+    instances (``long_runs.jsonl``'s rows, dicts) reached, each named by
+    :func:`long_run_names`. A proven run names its time, its
     nodes and, when a random-order probe found the packing that met the bound, that probe's
     length and which draw from the seed its order was (the order replays from the seed); an
     unproven run its arena and gap. A beam that packed it is named with its width, length
     and seed (it replays from those). The closed note names the instances packed at their max
-    breadth, where the gap lay in the arena, not in the bound; the certificates are the
-    packings of proven runs committed in ``folder`` as ``NAME.ARENA.offsets.csv``."""
+    breadth, where the gap lay in the arena, not in the bound; the seeds say which seeds the
+    runs had; the certificates are the packings of proven runs committed in ``folder`` as
+    ``NAME.ARENA.seedSEED.offsets.csv`` (:func:`file_name_tt`)."""
     parts, closed, certificates = [], [], []
-    for row in sorted(rows, key=lambda row: row["instance"]):
-        name, nodes = row["instance"], _thousands(round(row["nodes"] / 1e6))
+    rows = sorted(rows, key=lambda row: (row["instance"], row.get("seed", 0)))
+    for name, row in zip(long_run_names(rows), rows):
+        nodes = _thousands(round(row["nodes"] / 1e6))
         if row["status"] != "OPTIMAL":
             parts.append(f"{name} ends at {_thousands(row['objective'])} bytes, "
                          f"{_pct(row['gap'])}\\,\\% above its bound, after {nodes} million nodes"
                          + _repacked(row))
             continue
         at_breadth = row["objective"] == row["lower_bound"]
-        certificate = f"{name}.{row['objective']}.offsets.csv"
+        certificate = f"{row['instance']}.{row['objective']}.seed{row.get('seed', 0)}.offsets.csv"
         if folder is not None and (Path(folder) / certificate).is_file():
-            certificates.append(f"\\texttt{{{certificate}}}")
-        closed += [name] if at_breadth else []
+            certificates.append(file_name_tt(certificate))
+        closed += [row["instance"]] if at_breadth and row["instance"] not in closed else []
         probes = row.get("probes") or []
         closing = closing_probe(row)
         draw = (random_draw(probes, probes.index(closing))
@@ -1151,9 +1187,27 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     closed_note = (f"On {_words(closed)} it lay in the arena: a longer run packs "
                    + ("it" if len(closed) == 1 else "them")
                    + " at the max breadth (Section~\\ref{sec:minimalloc}). ") if closed else ""
-    seeds = sorted({str(row.get("seed", 0)) for row in rows})
+    seeds = {}  # per instance, its runs' seeds
+    for row in rows:
+        seeds.setdefault(row["instance"], []).append(row.get("seed", 0))
+
+    def said(numbers) -> str:
+        return ("seeds " if len(numbers) > 1 else "seed~") + _words(map(str, sorted(numbers)))
+    tallies = []
+    for name in dict.fromkeys(row["instance"] for row in rows):
+        rounds = [probe for row in rows if row["instance"] == name
+                  for probe in row.get("probes") or () if probe.get("loop") == BOUND_ROUND]
+        if tally := long_run_tally(rows, name):
+            packed = sum(probe["result"] == "feasible" for probe in rounds)
+            tallies.append(f"{name} is proven{tally}" + (
+                f", its rounds at the bound drawing {_thousands(sum(p['draws'] for p in rounds))}"
+                f" orders in all, of which {packed} packed it" if rounds else ""))
     return {"SearchLongNote": note, "SearchLongClosedNote": closed_note,
-            "SearchLongSeed": ", ".join(seeds) or "--",
+            "SearchLongTally": _words(tallies) or "no instance was run at more than one seed",
+            "SearchLongSeed": ("--" if not seeds else said(next(iter(seeds.values())))
+                               if len({tuple(s) for s in seeds.values()}) == 1 else
+                               _words(f"{said(numbers)} for {name}"
+                                      for name, numbers in seeds.items())),
             "SearchLongCertificates": _words(certificates) or "none",
             "SearchRepackAfter": f"{REPACK_AFTER:g}", "SearchRepackStall": f"{REPACK_STALL:g}",
             "SearchRepackings": _words(REPACKINGS[name] for name in REPACKS)}

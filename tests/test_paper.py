@@ -216,16 +216,16 @@ def test_pdf_builds_clean(generated, tmp_path):
 def test_the_search_table_is_the_committed_before_and_after(generated):
     """tab:search holds one row per line of ``bench/search.py``'s committed rows (the 11
     instances of MiniMalloc's suite), each run's status, arena, best bound and nodes as the
-    file has them and the speed-up of its rates, then the long runs; the macros the text
-    cites are the file's figures."""
+    file has them and the speed-up of its rates, then the long runs (an instance run at
+    several seeds named with its seed); the macros the text cites are the file's figures."""
     def lines(name):
-        return sorted(_search_rows(name), key=lambda row: row["instance"])
+        return sorted(_search_rows(name), key=lambda row: (row["instance"], row.get("seed", 0)))
 
     suite, long_runs = lines("minimalloc_before_after.jsonl"), lines("long_runs.jsonl")
     text = (generated / "tables" / "search.tex").read_text()
     rows = [[cell.strip() for cell in line.removesuffix(r" \\").split("&")]
             for line in text.split(r"\midrule", 1)[1].splitlines()
-            if re.match(r"[A-K] &", line)]
+            if re.match(r"[A-K](?: \(seed \d+\))? &", line)]
     assert len(suite) == 11 and len(rows) == len(suite) + len(long_runs)
 
     def number(cell: str) -> int:
@@ -245,8 +245,12 @@ def test_the_search_table_is_the_committed_before_and_after(generated):
         rates = line["rates"]
         speedups.append(rates["compiled"]["nodes_per_second"] / rates["python"]["nodes_per_second"])
         assert cells[11].startswith(f"{speedups[-1]:.0f}" + r"$\times$")
-    for line, cells in zip(long_runs, rows[len(suite):]):
-        assert cells[0] == line["instance"] and cells[1:6] == [""] * 5
+    build = _build_module()
+    names = build.long_run_names(long_runs)
+    for name, line, cells in zip(names, long_runs, rows[len(suite):]):
+        several = sum(run["instance"] == line["instance"] for run in long_runs) > 1
+        assert name == line["instance"] + (f" (seed {line['seed']})" if several else "")
+        assert cells[0] == name and cells[1:6] == [""] * 5
         same_run(cells[6:11], line)
     macros = _defined_macros(generated / "macros.tex")
     median = sorted(speedups)[len(speedups) // 2]
@@ -254,9 +258,10 @@ def test_the_search_table_is_the_committed_before_and_after(generated):
     for run in ("before", "after"):
         assert macros[f"SearchProven{run.capitalize()}"] == str(
             sum(line[run]["status"] == "OPTIMAL" for line in suite))
-    for line in long_runs:
-        assert number(macros[f"SearchLongObjective{line['instance']}"]) == line["objective"]
-        assert number(macros[f"SearchLongBound{line['instance']}"]) == line["best_bound"]
+    for name, line in zip(names, long_runs):
+        key = build.macro_name(name)
+        assert number(macros[f"SearchLongObjective{key}"]) == line["objective"]
+        assert number(macros[f"SearchLongBound{key}"]) == line["best_bound"]
 
 
 def test_the_completion_note_is_the_committed_runs(generated):
@@ -605,26 +610,30 @@ def test_the_seed_note_spans_every_seed_of_the_reopened_instances(generated):
 def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     """``SearchLongNote`` says, per committed long run, how it ended: a proven instance with
     its time and, when a random-order probe found the packing at the bound, the probe's length
-    and which draw from the seed its order was; an open one with its arena and gap.
+    and which draw from the seed its order was; an open one with its arena and gap (an
+    instance run at several seeds named with its seed, in the order of the seeds).
     ``SearchLongClosedNote`` names the instances packed at their max breadth."""
     build = _build_module()
-    rows = _search_rows("long_runs.jsonl")
+    rows = sorted(_search_rows("long_runs.jsonl"), key=lambda row: (row["instance"], row["seed"]))
     macros = _defined_macros(generated / "macros.tex")
-    for row in rows:
+    at = -1
+    for name, row in zip(build.long_run_names(rows), rows):
+        said = (f"{name} is proven optimal" if row["status"] == "OPTIMAL"
+                else f"{name} ends at {build._thousands(row['objective'])} bytes")
+        assert macros["SearchLongNote"].find(said) > at
+        at = macros["SearchLongNote"].find(said)
         if row["status"] == "OPTIMAL":
-            assert (f"{row['instance']} is proven optimal" in macros["SearchLongNote"]
-                    and f"{build._thousands(row['objective'])} bytes, after "
+            assert (f"{build._thousands(row['objective'])} bytes, after "
                     f"{row['wall_time_s']:.0f}" in macros["SearchLongNote"])
-        else:
-            assert (f"{row['instance']} ends at {build._thousands(row['objective'])} bytes"
-                    in macros["SearchLongNote"])
+    assert macros["SearchLongSeed"] == build.search_long_macros(rows)["SearchLongSeed"]
+    assert all(f"{row['seed']}" in macros["SearchLongSeed"] for row in rows)
     closed = [row["instance"] for row in rows if row["objective"] == row["lower_bound"]]
     assert all(name in macros["SearchLongClosedNote"] for name in closed)
     assert bool(closed) == bool(macros["SearchLongClosedNote"])
 
     probe = {"loop": "improve", "result": "feasible", "capacity": 10, "seconds": 0.25,
              "jittered": True}
-    (tmp_path / "Z.10.offsets.csv").write_text("id,offset\n")
+    (tmp_path / "Z.10.seed2.offsets.csv").write_text("id,offset\n")
     made = build.search_long_macros([
         {"instance": "Y", "status": "FEASIBLE", "objective": 11, "lower_bound": 10,
          "best_bound": 10, "gap": 0.1, "nodes": 2_000_000, "probes": []},
@@ -639,7 +648,9 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
                           "drawn from seed 2 packed it",
         "SearchLongClosedNote": "On Z it lay in the arena: a longer run packs it at the max "
                                 "breadth (Section~\\ref{sec:minimalloc}). ",
-        "SearchLongSeed": "0, 2", "SearchLongCertificates": "\\texttt{Z.10.offsets.csv}",
+        "SearchLongSeed": "seed~0 for Y and seed~2 for Z",
+        "SearchLongTally": "no instance was run at more than one seed",
+        "SearchLongCertificates": "{\\urlstyle{tt}\\nolinkurl{Z.10.seed2.offsets.csv}}",
         "SearchRepackAfter": "60", "SearchRepackStall": "300",
         "SearchRepackings": "layer search, skyline repacking and band repacking"}
     assert list(build.REPACKINGS) == list(build.REPACKS)  # every repacking named, in turn
@@ -677,29 +688,54 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     at_bound = {"loop": "bound", "result": "feasible", "capacity": 10, "seconds": 250.3,
                 "nodes": 9_000_000, "seed": 2, "draws": 2417, "last_nodes": 6364,
                 "jittered": True, "chains": True}
-    closed_at_bound = build.search_long_macros([repacked | {
+    closed_at_bound_row = repacked | {
         "status": "OPTIMAL", "objective": 10, "lower_bound": 10, "best_bound": 10, "gap": 0.0,
         "wall_time_s": 900.0, "probes": [probe | {"capacity": 13}, rounds[0],
                                          at_bound | {"result": "timeout", "seed": 0},
-                                         at_bound]}])
+                                         at_bound]}
+    closed_at_bound = build.search_long_macros([closed_at_bound_row])
     assert closed_at_bound["SearchLongNote"] == (
         "W is proven optimal at its max breadth, 10 bytes, after 900\\,s and 5 million "
         "nodes: a round at the bound packed it, in random order 2\\,417 drawn from the "
         "round's seed 2 (probes of 0.1\\,s)")
-    assert (PAPER / "results" / "search" / "D.986112.offsets.csv").is_file()
-    assert macros["SearchLongCertificates"] == "\\texttt{D.986112.offsets.csv}"
+    twice = build.search_long_macros([
+        repacked | {"instance": "V", "seed": 3}, repacked | {"instance": "V", "seed": 1},
+        repacked | {"instance": "U"}])
+    assert twice["SearchLongNote"].startswith("U ends at 11 bytes")
+    assert twice["SearchLongNote"].index("; V (seed 1) ends at 11 bytes") \
+        < twice["SearchLongNote"].index("; V (seed 3) ends at 11 bytes")
+    assert twice["SearchLongSeed"] == "seed~0 for U and seeds 1 and 3 for V"
+    assert build.search_long_macros([repacked | {"seed": 2}, repacked | {"instance": "V", "seed": 2},
+                                     ])["SearchLongSeed"] == "seed~2"
+    assert twice["SearchLongTally"] == "V is proven at 0 of its 2 seeds"
+    assert build.search_long_macros([closed_at_bound_row, repacked | {"seed": 1}, repacked | {
+        "seed": 2}])["SearchLongTally"] == ("W is proven at 1 of its 3 seeds, its rounds at the "
+                                            "bound drawing 4\\,834 orders in all, of which 1 "
+                                            "packed it")
+    assert build.search_long_macros([repacked])["SearchLongSeed"] == "seed~0"
+    proven = [row for row in rows if row["status"] == "OPTIMAL"]
+    certificates = [f"{row['instance']}.{row['objective']}.seed{row['seed']}.offsets.csv"
+                    for row in proven]
+    assert proven and all((PAPER / "results" / "search" / name).is_file()
+                          for name in certificates)
+    assert macros["SearchLongCertificates"] == build._words(
+        build.file_name_tt(name) for name in certificates)
 
 
 def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
     """An instance left open within the suite run's limit that a committed long run proved is
-    named, with its optimum, in tab:minimalloc's note and in ``LongClosedMiniMalloc``; an
-    unproven long run and an instance the suite run proved are not."""
+    named, with its optimum and its fastest proof (and at how many of its seeds, when it ran
+    at several), in tab:minimalloc's note and in ``LongClosedMiniMalloc``; an unproven long
+    run and an instance the suite run proved are not."""
     build = _build_module()
     rows = _search_rows("long_runs.jsonl")
     macros = _defined_macros(generated / "macros.tex")
     table = (generated / "tables" / "minimalloc.tex").read_text()
     open_names = macros["OpenMiniMalloc"]
-    closed = [row for row in rows if row["status"] == "OPTIMAL" and row["instance"] in open_names]
+    closed = [min((row for row in rows if row["instance"] == name and row["status"] == "OPTIMAL"),
+                  key=lambda row: row["wall_time_s"])
+              for name in sorted({row["instance"] for row in rows if row["status"] == "OPTIMAL"
+                                  and row["instance"] in open_names})]
     for row in closed:
         assert (f"{row['instance']} optimal at {row['objective']} after "
                 f"{row['wall_time_s']:.0f}" in table)
@@ -727,6 +763,17 @@ def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
     assert ("A run of the offsets search of up to 100\\,s proves J optimal at 3 after 99\\,s"
             in text)
     assert "proves" not in text.split(r"\end{tabular}")[1]
+    text, made = build.minimalloc_latex(suite, None, [
+        {"instance": "J", "status": "FEASIBLE", "objective": 4, "wall_time_s": 100.0,
+         "time_limit": 100.0, "seed": 0},
+        {"instance": "J", "status": "OPTIMAL", "objective": 3, "wall_time_s": 99.0,
+         "time_limit": 100.0, "seed": 1},
+        {"instance": "J", "status": "OPTIMAL", "objective": 3, "wall_time_s": 42.0,
+         "time_limit": 100.0, "seed": 2}])
+    assert ("proves J optimal at 3 after 42\\,s at 2 of its 3 seeds (Table" in text)
+    assert made["LongClosedMiniMalloc"] == (" Run longer, the offsets search proves J optimal "
+                                            "too (J at 2 of its 3 seeds; "
+                                            "Table~\\ref{tab:search}).")
 
 
 def test_the_search_ablation_compares_rows_of_one_worker_count():

@@ -29,8 +29,8 @@ from optplan.exact._search_core import ENGINES, decide, jittered, prepare
 from optplan.exact.budget import SPLIT
 from optplan.exact.chains import chained
 from optplan.exact.offsets_bound import CapacityBound, capacity_bound
-from optplan.exact.search import (TIMEOUT, SearchParams, luby, pack, replay_order,
-                                  replay_probe, search)
+from optplan.exact.search import (BOUND_ROUND, REPACKS, TIMEOUT, SearchParams, luby, pack,
+                                  replay_order, replay_probe, search)
 from optplan.formats.minimalloc_csv import read_minimalloc_csv
 from optplan.formats.solution_csv import write_solution_csv
 from optplan.model import OffsetsSolution, round_up
@@ -370,34 +370,43 @@ def test_beams_switched_off_keeps_every_answer():
 
 
 @pytest.mark.peer
-def test_the_committed_optimum_of_d_replays_from_its_run_record(minimalloc_dir, capsys):
-    # The 2400 s run of D in long_runs.jsonl (seed 0) packed D at its max breadth. Every probe
-    # of the search is deterministic given what its record keeps (a beam its width and seed,
-    # a random-order probe its draw from the run's seed): replayed without a time limit, the
-    # probe that closed the run packs the same capacity in the same nodes, and the packing is
-    # the committed certificate, which `optplan validate` accepts with an arena equal to the
-    # lower bound: D is optimal.
+@pytest.mark.parametrize("name, seed", [("D", 0), ("J", 1), ("J", 3)])
+def test_a_committed_long_run_optimum_validates_and_replays_from_its_run_record(
+        minimalloc_dir, capsys, name, seed):
+    # The 2400 s runs in long_runs.jsonl packed D (seed 0, a beam) and J (seed 1, a round at
+    # the bound; seed 3, a round of skyline repacking) at their max breadths, and their
+    # packings are committed: `optplan validate` accepts each with an arena equal to the
+    # lower bound, so the instance is optimal. Every probe of the search is deterministic
+    # given what its record keeps (a beam its width and seed, a random-order probe its draw
+    # from the run's seed, a round at the bound its last draw from the round's seed):
+    # replayed without a time limit, the probe that closed the run packs the same capacity in
+    # the same nodes, into the committed packing. A round of repacking is cut by time, so its
+    # record names it but does not replay it.
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
     runs = read_jsonl(results / "long_runs.jsonl")
-    run = next(row for row in runs if row["instance"] == "D")
+    run = next(row for row in runs if (row["instance"], row["seed"]) == (name, seed))
     assert run["status"] == "OPTIMAL" and run["objective"] == run["best_bound"]
     probes = run["probes"]
     last = max(i for i, probe in enumerate(probes) if probe["result"] == "feasible")
-    assert probes[last]["capacity"] == run["objective"]
+    closing = probes[last]
+    assert closing["capacity"] == run["objective"]
 
-    path = minimalloc_dir / "challenging" / "D.1048576.csv"
-    instance = read_minimalloc_csv(path)
-    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    found, nodes = replay_probe(prep, run["seed"], probes, last)
-    assert nodes == probes[last]["nodes"]
-    certificate = results / "D.986112.offsets.csv"
-    rows = list(csv.DictReader(certificate.open()))
-    assert [int(row["offset"]) for row in rows] == [offset * prep.scale for offset in found]
-
+    path = minimalloc_dir / "challenging" / f"{name}.1048576.csv"
+    certificate = results / f"{name}.{run['objective']}.seed{seed}.offsets.csv"
     assert main(["validate", str(path), str(certificate), "--problem", "offsets",
                  "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["valid"] and report["objective"] == report["lower_bound"] == run["objective"]
+    if closing["loop"] == "repack":
+        assert closing["method"] in REPACKS and closing["steps"] > 0
+        return
+
+    instance = read_minimalloc_csv(path)
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    found, nodes = replay_probe(prep, run["seed"], probes, last)
+    assert nodes == closing["last_nodes" if closing["loop"] == BOUND_ROUND else "nodes"]
+    rows = list(csv.DictReader(certificate.open()))
+    assert [int(row["offset"]) for row in rows] == [offset * prep.scale for offset in found]
 
 
 @pytest.mark.peer

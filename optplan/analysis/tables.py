@@ -533,10 +533,12 @@ def _search_run(result: dict) -> dict:
 
 def search_runs_table(rows) -> pd.DataFrame:
     """One row per ``search`` result row of ``rows`` (dicts, e.g. the JSON lines of
-    ``paper/results/search/long_runs.jsonl``): its ``instance`` and the figures of
-    :func:`_search_run`, sorted by instance."""
-    frame = pd.DataFrame([{"instance": row["instance"]} | _search_run(row) for row in rows])
-    return frame.sort_values("instance").reset_index(drop=True) if len(frame) else frame
+    ``paper/results/search/long_runs.jsonl``): its ``instance``, its ``seed`` (0 when not
+    recorded) and the figures of :func:`_search_run`, sorted by instance and seed."""
+    frame = pd.DataFrame([{"instance": row["instance"], "seed": row.get("seed", 0)}
+                          | _search_run(row) for row in rows])
+    return (frame.sort_values(["instance", "seed"]).reset_index(drop=True) if len(frame)
+            else frame)
 
 
 def search_table(rows) -> pd.DataFrame:

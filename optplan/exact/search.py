@@ -158,6 +158,18 @@ def beam_width(k: int) -> int:
     return BEAM_WIDTH * luby(k + 1)
 
 
+def _answer(result, chains) -> tuple[str, list[int] | None]:
+    """A depth-first probe's ``result`` as its record's outcome and the instance's offsets:
+    ``"feasible"`` and the packing (expanded, when the probe searched the chained instance
+    ``chains``), ``"timeout"``, or, with no packing, ``"infeasible"`` for the instance itself
+    and ``"emptied"`` for its chained instance (which proves nothing)."""
+    if result is TIMEOUT:
+        return "timeout", None
+    if result is None:
+        return ("infeasible" if chains is None else "emptied"), None
+    return "feasible", (result if chains is None else chains.expand(result))
+
+
 class _Progress:
     """The probes of one run and the state its probing loops share (one thread each with two
     workers): the incumbent and the proven bound live in the :class:`ExactRun`; ``bound`` is
@@ -298,32 +310,30 @@ class _Progress:
         order again.
         On MiniMalloc's J, whose optimum is its max breadth, 2 of 15,000 orders of 0.1 s
         pack it (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``), where
-        the repackings stop about 1 % above it; its 2400 s run's six rounds at the bound
-        (17,713 orders) packed none (``paper/results/search/long_runs.jsonl``)."""
+        the repackings stop about 1 % above it; of its 2400 s runs
+        (``paper/results/search/long_runs.jsonl``), seed 1's first round at the bound packed
+        it with its 2,322nd order; the rounds of seeds 0, 2 and 3 (38,583 orders) packed none
+        (seed 3 was proven by a round of skyline repacking)."""
         rng, capacity = random.Random(seed), self.bound
         chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
         began = time.perf_counter()
         stop_at = began + REPACK_STALL
         stop_at = stop_at if deadline is None else min(stop_at, deadline)
-        draws, nodes, result, outcome = 0, 0, None, "timeout"
+        draws, nodes, outcome, found = 0, 0, "timeout", None
         while not self.stop[0] and time.perf_counter() < stop_at:
             stats = {"nodes": 0}
             now = time.perf_counter()
             result = decide(jittered(base, rng), capacity, params,
                             min(now + IMPROVE_SLICE, stop_at), stats, stop=self.stop)
             draws, nodes = draws + 1, nodes + stats["nodes"]
-            if isinstance(result, list):
-                outcome = "feasible"
-                break
-            if result is None and chains is None:
-                outcome = "infeasible"
+            answer, found = _answer(result, chains)
+            if answer in ("feasible", "infeasible"):  # the order decided the bound
+                outcome = answer
                 break
         if draws:
             self.record(BOUND_ROUND, capacity, outcome, time.perf_counter() - began, nodes,
-                        (result if chains is None else chains.expand(result))
-                        if outcome == "feasible" else None,
-                        jittered=True, seed=seed, draws=draws, last_nodes=stats["nodes"],
+                        found, jittered=True, seed=seed, draws=draws, last_nodes=stats["nodes"],
                         **({"chains": True} if chains is not None else {}))
 
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
@@ -392,15 +402,10 @@ class _Progress:
             stats = {"nodes": 0}
             result = decide(prep, capacity, params, probe_deadline, stats, engine=engine,
                             stop=self.stop)
-            outcome = ("timeout" if result is TIMEOUT else
-                       ("emptied" if restricted else "infeasible") if result is None else
-                       "feasible")
+            outcome, found = _answer(result, chains if restricted else None)
             spent = time.perf_counter() - now
             random_seconds += spent if randomized else 0.0
-            if outcome == "feasible" and restricted:
-                result = chains.expand(result)
-            self.record("improve", capacity, outcome, spent, stats["nodes"],
-                        None if outcome != "feasible" else result,
+            self.record("improve", capacity, outcome, spent, stats["nodes"], found,
                         jittered=randomized,
                         **({"chains": True} if restricted else {}))
             if outcome in ("timeout", "emptied"):
