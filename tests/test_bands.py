@@ -148,8 +148,10 @@ def test_the_committed_repackings_of_j_chain_down_to_its_optimum(minimalloc_dir)
     started from a committed packing of J (the beam's 998,400 bytes, or the best packing of
     the run before it); the lower packing it wrote is committed as ``J.<arena>.offsets.csv``
     and passes the independent validator at the arena the run recorded; a run that found
-    nothing lower wrote nothing new. The last run's packing is the lowest committed, and it
-    is at J's max breadth: J's optimum, 989,184 bytes."""
+    nothing lower wrote nothing new. Besides those, the committed packings of J are the layer
+    search's (``layers.jsonl``) and the certificates of the long runs that proved J
+    (``long_runs.jsonl``, ``J.<arena>.seed<seed>.offsets.csv``). The last run's packing is the
+    lowest of the repacking runs, and it is at J's max breadth: J's optimum, 989,184 bytes."""
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
     rows = read_jsonl(results / "bands.jsonl")
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "J.1048576.csv")
@@ -161,7 +163,10 @@ def test_the_committed_repackings_of_j_chain_down_to_its_optimum(minimalloc_dir)
         committed[path.name] = solution.arena_size
     layered = read_jsonl(results / "layers.jsonl")  # its own chain, from its own start
     layers = {row["start"] for row in layered} | {LAYERS_LOWEST}
-    assert set(committed) == {"J.998400.offsets.csv"} | layers | {
+    proofs = {f"J.{row['objective']}.seed{row['seed']}.offsets.csv"
+              for row in read_jsonl(results / "long_runs.jsonl")
+              if row["instance"] == "J" and row["status"] == "OPTIMAL"}
+    assert set(committed) == {"J.998400.offsets.csv"} | layers | proofs | {
         f"J.{row['best_bytes']}.offsets.csv" for row in rows}
     assert rows[0]["start"] == "J.998400.offsets.csv"
     assert {row["repack"] for row in rows} == {"bands", "skyline"}
