@@ -169,18 +169,24 @@ def file_name_tt(name: str) -> str:
 
 
 def long_run_names(rows) -> list[str]:
-    """The name of each long run of ``rows`` (dicts or a frame's rows, in order): its
-    instance, and its seed when the instance ran at more than one (``J (seed 1)``)."""
-    rows = list(rows)
+    """The name of each long run of ``rows`` (dicts, in order): its instance, and its seed
+    when the instance ran at more than one (``J (seed 1)``)."""
     runs = Counter(row["instance"] for row in rows)
     return [row["instance"] + (f" (seed {row.get('seed', 0)})" if runs[row["instance"]] > 1
                                else "") for row in rows]
 
 
-def long_run_tally(rows, name: str) -> str:
-    """At how many of its seeds the long runs of ``rows`` (dicts) prove instance ``name``
-    optimal, when it ran at more than one: `` at 1 of its 2 seeds``; else ``""``."""
-    runs = [row for row in rows if row["instance"] == name]
+def runs_by_instance(rows) -> dict[str, list[dict]]:
+    """The long runs of ``rows`` (dicts) per instance, in the order they come."""
+    grouped: dict[str, list[dict]] = {}
+    for row in rows:
+        grouped.setdefault(row["instance"], []).append(row)
+    return grouped
+
+
+def long_run_tally(runs: list[dict]) -> str:
+    """At how many of its seeds an instance's long runs ``runs`` prove it optimal, when it
+    ran at more than one: `` at 1 of its 2 seeds``; else ``""``."""
     proven = sum(row["status"] == "OPTIMAL" for row in runs)
     return f" at {proven} of its {len(runs)} seeds" if len(runs) > 1 else ""
 
@@ -592,21 +598,20 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None,
     notes = "The best heuristic: " + "; ".join(
         f"{latex_escape(method_label(method))} on {_words(names)}"
         for method, names in sorted(best_heuristic.items(), key=lambda kv: kv[1][0])) + "."
-    closed = {}  # per instance left open, its fastest long run that proved it
-    for row in sorted(long_runs, key=lambda row: row["wall_time_s"]):
-        if row["status"] == "OPTIMAL" and row["instance"] in open_names:
-            closed.setdefault(row["instance"], row)
-    closed = [closed[name] for name in sorted(closed)]
+    by_instance = runs_by_instance(long_runs)
+    closed = [min((row for row in runs if row["status"] == "OPTIMAL"),  # the fastest proof
+                  key=lambda row: row["wall_time_s"])
+              for name, runs in sorted(by_instance.items()) if name in open_names
+              and any(row["status"] == "OPTIMAL" for row in runs)]
+    tally = {row["instance"]: long_run_tally(by_instance[row["instance"]]) for row in closed}
     proofs = [f"{row['instance']} optimal at {int(row['objective'])} after "
-              f"{row['wall_time_s']:.0f}\\,s" + long_run_tally(long_runs, row["instance"])
-              for row in closed]
+              f"{row['wall_time_s']:.0f}\\,s" + tally[row["instance"]] for row in closed]
     if proofs:
         notes += (" A run of the offsets search of up to "
                   + ", ".join(sorted({f"{row['time_limit']:g}" for row in closed}))
                   + "\\,s proves " + _words(proofs) + " (Table~\\ref{tab:search}).")
-    tallies = [row["instance"] + tally for row in closed
-               if (tally := long_run_tally(long_runs, row["instance"]))]
-    where = "; ".join(tallies + ["Table~\\ref{tab:search}"])
+    where = "; ".join([name + said for name, said in tally.items() if said]
+                      + ["Table~\\ref{tab:search}"])
     macros["LongClosedMiniMalloc"] = (
         f" Run longer, the offsets search proves {_words([row['instance'] for row in closed])} "
         f"optimal too ({where})." if closed else "")
@@ -674,11 +679,12 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
     long_seconds = (f"{int(limits.max())}" if len(limits) else
                     _spent(long_runs.loc[long_runs["status"] != "OPTIMAL", "seconds"]
                            if len(long_runs) else pd.Series(dtype=float)))
+    long_named = list(zip(long_run_names(long_runs.to_dict("records")),
+                          long_runs.to_dict("records")))
     if len(long_runs):
         groups[len(rows)] = (f"{_words(dict.fromkeys(long_runs['instance']))}, "
                              f"{long_seconds}\\,s each (as after)")
-        rows += [[name, *[""] * 5, *cells(entry), ""] for name, (_, entry) in zip(
-            long_run_names(entry for _, entry in long_runs.iterrows()), long_runs.iterrows())]
+        rows += [[name, *[""] * 5, *cells(entry), ""] for name, entry in long_named]
     limit = _spent(pd.concat([table.loc[table[f"{run}_status"] != "OPTIMAL", f"{run}_seconds"]
                               for run in runs]))
     rate_limit = _spent(table.loc[~table["rate_finished"], "rate_seconds"])
@@ -733,8 +739,7 @@ def search_latex(table: pd.DataFrame, long_runs: pd.DataFrame) -> tuple[str, dic
                    f"SearchObjectiveAfter{name}": _thousands(entry["after_objective"]),
                    f"SearchBound{name}": _thousands(entry["after_best_bound"]),
                    f"SearchGapAfter{name}": _pct(entry["after_gap"])}
-    for label, (_, entry) in zip(long_run_names(entry for _, entry in long_runs.iterrows()),
-                                 long_runs.iterrows()):
+    for label, entry in long_named:
         name = macro_name(label)
         macros |= {f"SearchLongObjective{name}": _thousands(entry["objective"]),
                    f"SearchLongBound{name}": _thousands(entry["best_bound"]),
@@ -1187,17 +1192,16 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     closed_note = (f"On {_words(closed)} it lay in the arena: a longer run packs "
                    + ("it" if len(closed) == 1 else "them")
                    + " at the max breadth (Section~\\ref{sec:minimalloc}). ") if closed else ""
-    seeds = {}  # per instance, its runs' seeds
-    for row in rows:
-        seeds.setdefault(row["instance"], []).append(row.get("seed", 0))
+    by_instance = runs_by_instance(rows)
+    seeds = {name: [row.get("seed", 0) for row in runs] for name, runs in by_instance.items()}
 
     def said(numbers) -> str:
-        return ("seeds " if len(numbers) > 1 else "seed~") + _words(map(str, sorted(numbers)))
+        return ("seeds " if len(numbers) > 1 else "seed~") + _words(map(str, numbers))
     tallies = []
-    for name in dict.fromkeys(row["instance"] for row in rows):
-        rounds = [probe for row in rows if row["instance"] == name
+    for name, runs in by_instance.items():
+        rounds = [probe for row in runs
                   for probe in row.get("probes") or () if probe.get("loop") == BOUND_ROUND]
-        if tally := long_run_tally(rows, name):
+        if tally := long_run_tally(runs):
             packed = sum(probe["result"] == "feasible" for probe in rounds)
             tallies.append(f"{name} is proven{tally}" + (
                 f", its rounds at the bound drawing {_thousands(sum(p['draws'] for p in rounds))}"
@@ -1205,7 +1209,7 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     return {"SearchLongNote": note, "SearchLongClosedNote": closed_note,
             "SearchLongTally": _words(tallies) or "no instance was run at more than one seed",
             "SearchLongSeed": ("--" if not seeds else said(next(iter(seeds.values())))
-                               if len({tuple(s) for s in seeds.values()}) == 1 else
+                               if len(set(map(tuple, seeds.values()))) == 1 else
                                _words(f"{said(numbers)} for {name}"
                                       for name, numbers in seeds.items())),
             "SearchLongCertificates": _words(certificates) or "none",

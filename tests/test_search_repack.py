@@ -53,17 +53,23 @@ def assert_rounds_in_turn(rounds: list[dict]) -> None:
         assert probe["steps"] >= 1
 
 
+def started(instance: Instance, bound: int) -> search_module._Progress:
+    """The probes of a run of ``instance`` from its stacked packing, with ``bound`` (scaled
+    units) proven."""
+    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
+    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
+                   workers=1, seed=0, default_workers=1)
+    run.start(False, None, fallback=stacked_offsets)
+    return search_module._Progress(run, prep, bound)
+
+
 def test_rounds_take_the_repackings_in_turn_and_only_lower_the_incumbent(monkeypatch):
     # A bound of one unit (valid, and far below the optimum) keeps the gap open, so the
     # rounds go on to the deadline: each stalls after 0.2 s without a lower arena.
     monkeypatch.setattr(search_module, "REPACK_STALL", 0.2)
     instance = spread_instance(7)
-    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
-                   workers=1, seed=0, default_workers=1)
-    run.start(False, None, fallback=stacked_offsets)
-    stacked = run.objective
-    progress = search_module._Progress(run, prep, 1)
+    progress = started(instance, 1)
+    run, stacked = progress.run, progress.run.objective
     progress.repack(time.perf_counter() + 4.0)
 
     rounds = stage_rounds(progress.probes)
@@ -82,12 +88,9 @@ def test_no_round_starts_without_a_packing_in_the_search_units():
     # sizes' gcd) gives the rounds nothing to start from: the stage books nothing and leaves
     # the incumbent alone.
     instance = Instance.from_tuples([(0, 1, 32), (1, 2, 32)])
-    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
-                   workers=1, seed=0, default_workers=1)
-    run.start(False, None, fallback=stacked_offsets)
+    progress = started(instance, 1)
+    run = progress.run
     run.solution = type(run.solution)((0, 48), 80)  # valid (they overlap in time at op 1)
-    progress = search_module._Progress(run, prep, 1)
     assert progress.packing() is None
     progress.repack(time.perf_counter() + 1.0)
     assert progress.probes == [] and run.solution.offsets == (0, 48)
@@ -111,16 +114,6 @@ def test_a_run_repacks_after_its_first_probing_stretch_unless_switched_off(
         return
     assert_rounds_in_turn(rounds)
     assert len({probe["seed"] for probe in rounds}) >= 2
-
-
-def started(instance: Instance, bound: int) -> search_module._Progress:
-    """The probes of a run of ``instance`` from its stacked packing, with ``bound`` (scaled
-    units) proven."""
-    prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
-    run = ExactRun(instance, Problem.OFFSETS, solver="test", version="0", time_limit=None,
-                   workers=1, seed=0, default_workers=1)
-    run.start(False, None, fallback=stacked_offsets)
-    return search_module._Progress(run, prep, bound)
 
 
 def test_a_round_at_the_bound_packs_it_and_replays_from_its_seed():
