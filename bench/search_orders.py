@@ -16,7 +16,10 @@ with its chains merged (:mod:`optplan.exact.chains`), as ``search``'s random pro
 them; a probe of it that finds nothing proves nothing and counts as not packed. With
 ``--window FIRST:END`` it samples the buffers live in those sections alone (whole
 lifetimes), at the same capacities, above the whole instance's max breadth: where in time an
-instance's packings get hard. On MiniMalloc's J, whose two max-breadth sections are 201 and
+instance's packings get hard. With ``--complete SECONDS`` as well, CP-SAT (2 workers) then
+tries, for at most that long, to place the instance's other buffers around each packing of
+the window, kept where it is: a completion is a packing of the whole instance (validated),
+CP-SAT's refutation says that this packing of the window extends to none. On MiniMalloc's J, whose two max-breadth sections are 201 and
 202, the chained buffers of sections 0-195 pack at its max breadth in about one order in a
 hundred, and those of sections 0-196 in none; the whole of J packs at its max breadth in 2
 of 15,000 (``paper/results/search/orders.jsonl``).
@@ -25,6 +28,7 @@ of 15,000 (``paper/results/search/orders.jsonl``).
     python bench/search_orders.py --instances D --above 0,1,2 --probes 400 --jsonl orders.jsonl
     python bench/search_orders.py --instances J --above 0,1,2,3 --chains
     python bench/search_orders.py --instances J --above 0,1 --chains --window 0:196
+    python bench/search_orders.py --instances J --above 0 --chains --window 0:189 --complete 5
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from optplan.validate import validate_offsets
 
 from search import (  # bench/search.py: the script's folder is on sys.path
     suite_instances, suite_parser)
-from search_complete import window_option
+from search_complete import complete, window_option
 from search_windows import live_in_window, part_of, probe_seconds_option, suite_options
 
 Z95 = 1.959964
@@ -69,6 +73,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--window", metavar="FIRST:END",
                         help="only the buffers live in sections FIRST..END-1 (whole "
                              "lifetimes), at capacities above the whole instance's max breadth")
+    parser.add_argument("--complete", type=float, metavar="SECONDS",
+                        help="with --window: CP-SAT's time to place the other buffers around "
+                             "each packing of the window (default: no completion)")
     return parser.parse_args(argv)
 
 
@@ -92,11 +99,15 @@ def above_option(text: str) -> tuple:
 
 
 def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
-                 seed: int, chains=None) -> dict:
+                 seed: int, chains=None, completion=None) -> dict:
     """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``,
-    of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given."""
+    of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given.
+    ``completion``, when given, is called with each packing (offsets in bytes) and the
+    order's draw and answers ``"completed"``, ``"refuted"`` or ``"open"`` and its wall
+    seconds: the entry counts each outcome and lists the seconds."""
     rng = random.Random(seed)
     packed, nodes, spent, packing_nodes, packing_draws = 0, 0, 0.0, [], []
+    completions, completing = dict.fromkeys(COMPLETIONS, 0), []
     for draw in range(1, probes + 1):
         stats = {"nodes": 0}
         began = time.perf_counter()
@@ -118,9 +129,41 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
             packed += 1
             packing_nodes.append(stats["nodes"])
             packing_draws.append(draw)
+            if completion is not None:
+                outcome, wall = completion(solution.offsets, draw)
+                completions[outcome] += 1
+                completing.append(round(wall, 3))
     return {"capacity": capacity * prep.scale, "probes": probes, "packed": packed,
             "seconds": round(spent, 3), "nodes": nodes, "packing_nodes": packing_nodes,
-            "packing_draws": packing_draws}
+            "packing_draws": packing_draws} | (
+        {"completions": completions, "completion_seconds": completing}
+        if completion is not None else {})
+
+
+COMPLETIONS = ("completed", "refuted", "open")
+"""What CP-SAT made of a window's packing (``--complete``): a packing of the whole instance
+around it, a proof that there is none, or neither in its time."""
+
+
+def completer(instance, whole_prep, window: tuple[int, int], capacity_bytes: int,
+              seconds: float):
+    """The ``completion`` of :func:`probe_orders` for the buffers live in sections
+    ``window`` of ``whole_prep``: CP-SAT places every other buffer of ``instance`` around a
+    packing of them (offsets in bytes, in the order of
+    :func:`search_windows.live_in_window`), kept fixed, within ``capacity_bytes``, for at most
+    ``seconds``, seeded by the order's draw; a completion is validated."""
+    chosen = live_in_window(whole_prep, *window)
+    everything = list(range(len(whole_prep.sizes)))
+
+    def complete_around(offsets, draw: int) -> str:
+        fixed = dict(zip(chosen, offsets))
+        packing, status, wall = complete(instance, whole_prep, everything, fixed, {},
+                                         capacity_bytes, seconds, draw)
+        if packing is not None:
+            return "completed", wall
+        return ("refuted" if status == "INFEASIBLE" else "open"), wall
+
+    return complete_around
 
 
 def windowed(instance, prep, window: tuple[int, int]):
@@ -138,9 +181,16 @@ def main(argv=None) -> int:
     files, options = suite_options(
         args, above_option(args.above),
         ("--probes", str(args.probes), int, lambda count: count >= 1, "a positive count"),
-        probe_seconds_option(args.probe_seconds))
+        probe_seconds_option(args.probe_seconds),
+        *([] if args.complete is None else [
+            ("--complete", f"{args.complete:g}", float, lambda limit: limit > 0,
+             "a positive time limit")]))
     if not files or options is None:
         return 2 if files else 0
+    if args.complete is not None and args.window is None:
+        print("--complete: needs --window, the part whose packings CP-SAT completes",
+              file=sys.stderr)
+        return 2
     above = options[0]
     print(f"random orders of the search, {args.probes} per capacity, at most "
           f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g}"
@@ -161,8 +211,11 @@ def main(argv=None) -> int:
         rows = []
         for percent in sorted(set(above)):
             capacity = capacity_above(breadth, percent, step) * whole_prep.scale // prep.scale
+            completion = None if args.complete is None else completer(
+                whole, whole_prep, window, capacity * prep.scale, args.complete)
             row = {"above_percent": percent} | probe_orders(
-                instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains)
+                instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains,
+                completion)
             rows.append(row)
             packed = row["packed"]
             median = f"{statistics.median(row['packing_nodes']):,.0f}" if packed else "-"
@@ -170,6 +223,11 @@ def main(argv=None) -> int:
             print(f"{percent:6g} {row['capacity']:11,} {row['probes']:6} {packed:6} "
                   f"{packed / row['probes']:6.3f} {wilson_upper(packed, row['probes']):6.3f} "
                   f"{median:>10} {per_packing:>7}", flush=True)
+            if completion is not None:
+                print(f"{'':6} completed around them by CP-SAT (at most {args.complete:g} s "
+                      "each): " + ", ".join(f"{key} {count}" for key, count
+                                            in row["completions"].items())
+                      + f"; {sum(row['completion_seconds']):.1f} s in all", flush=True)
         if args.jsonl:
             with args.jsonl.open("a") as handle:
                 handle.write(json.dumps({"instance": name, "tensors": len(instance),
@@ -180,7 +238,9 @@ def main(argv=None) -> int:
                                          "tensors_chained": len(chains.groups) if chains
                                          else len(instance),
                                          "capacities": rows}
-                                        | ({"window": list(window)} if args.window else {}))
+                                        | ({"window": list(window)} if args.window else {})
+                                        | ({"complete_seconds": args.complete}
+                                           if args.complete is not None else {}))
                             + "\n")
     return 0
 

@@ -989,6 +989,28 @@ def orders_subject(row: dict) -> str:
     return row["instance"] + (" with its chains merged" if row.get("chains") else "")
 
 
+def orders_completion(entry: dict, row: dict) -> str:
+    """A clause on what CP-SAT made of the window packings of ``entry`` (a capacity of a row
+    of ``bench/search_orders.py --complete``): how many it completed to a packing of the
+    whole instance, refuted (none fits around them) or left open; empty without
+    completions."""
+    counts = entry.get("completions")
+    if not counts:
+        return ""
+    done, refuted, unknown = (counts[key] for key in ("completed", "refuted", "open"))
+    seconds = f"{float(row['complete_seconds']):g}\\,s"
+    around = f"{row['instance']}'s other buffers"
+    if done:
+        return f", and CP-SAT places {around} around {done} of them"
+    if not unknown:
+        who = ("refuted" if refuted == 1 else
+               f"{'both' if refuted == 2 else f'all {refuted}'} refuted")
+        each = " each" if refuted > 1 else ""
+        return f", around none of which CP-SAT places {around} ({who} within {seconds}{each})"
+    return (f", around none of which CP-SAT places {around} in {seconds} each ({refuted} "
+            f"refuted, {unknown} open)")
+
+
 def search_orders_macros(rows) -> dict[str, str]:
     """``SearchOrdersNote``: how often one random order packs the open instances near their
     bound (``bench/search_orders.py``'s rows, one per run of an instance and probe length).
@@ -1028,7 +1050,8 @@ def search_orders_macros(rows) -> dict[str, str]:
                 continue
             verb = "packs" if first["packed"] == 1 else "pack"
             parts.append(f"{first['packed']}{among} {verb} {name} {within(first, row)}"
-                         + (f" (none {within(empty[-1], row)})" if empty else ""))
+                         + (f" (none {within(empty[-1], row)})" if empty else "")
+                         + orders_completion(first, row))
         lead = (f"searching random orders for {seconds:g}\\,s each, " if per_row else
                 f"of {_thousands(probes[0])} random orders searched for {seconds:g}\\,s each, ")
         lengths.append(lead + _words(parts))

@@ -424,7 +424,8 @@ def check_search_windows_cut_beams(stdout, tmp_path, command):
 
 
 def check_search_orders(stdout, tmp_path, command):
-    rows = table(stdout, "above% capacity probes packed rate rate95 nodes/pack s/pack")
+    rows = table(stdout, "above% capacity probes packed rate rate95 nodes/pack s/pack",
+                 first={"0", "100"})
     [written] = json_rows(tmp_path / "orders.jsonl", ("instance", "tensors", "max_breadth",
                                                      "probe_seconds", "seed", "capacities"))
     breadth = int(re.search(r"max breadth ([\d,]+) bytes", stdout).group(1).replace(",", ""))
@@ -457,6 +458,22 @@ def check_search_orders(stdout, tmp_path, command):
     assert written["chains"] is chains and written["tensors_chained"] == placed
     assert written["capacities"][1]["packing_nodes"] == [placed] * 3
     assert written["capacities"][1]["packing_draws"] == [1, 2, 3]
+    completing = "--complete" in command
+    assert ("complete_seconds" in written) is completing
+    printed = re.findall(r"completed around them by CP-SAT \(at most 5 s each\): "
+                         r"completed (\d+), refuted (\d+), open (\d+); ([\d.]+) s in all",
+                         stdout)
+    assert len(printed) == (2 if completing else 0)
+    for (*counts, seconds), entry in zip(printed, written["capacities"]):
+        assert sum(map(int, counts)) == entry["packed"] == len(entry["completion_seconds"])
+        assert entry["completions"] == dict(zip(("completed", "refuted", "open"),
+                                                map(int, counts)))
+        assert 0 < sum(entry["completion_seconds"]) <= 3 * 5 + 1
+        assert float(seconds) == pytest.approx(sum(entry["completion_seconds"]), abs=0.06)
+    if completing:  # at twice the max breadth CP-SAT fits the rest of A around every packing
+        assert written["complete_seconds"] == 5
+        assert written["capacities"][1]["completions"] == {"completed": 3, "refuted": 0,
+                                                           "open": 0}
 
 
 def check_search_beam(stdout, tmp_path, command):
@@ -644,6 +661,11 @@ RUNS = [
                                       "--seed", "2", "--chains", "--window", "0:30",
                                       "--jsonl", "{tmp}/orders.jsonl"],
                  check_search_orders, id="search-orders-A-window", marks=pytest.mark.peer),
+    pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
+                                      "100,0", "--probes", "3", "--probe-seconds", "0.5",
+                                      "--seed", "2", "--chains", "--window", "0:30",
+                                      "--complete", "5", "--jsonl", "{tmp}/orders.jsonl"],
+                 check_search_orders, id="search-orders-A-complete", marks=pytest.mark.peer),
     pytest.param("search_beam.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                     "100,0", "--widths", "5,50", "--seeds", "0-1",
                                     "--per-parent", "2", "--jsonl", "{tmp}/beam.jsonl"],
@@ -692,6 +714,8 @@ def test_bench_script(script, arguments, check, tmp_path, request):
     ("search_windows.py", ["--beam-seconds", "-1"]),
     ("search_orders.py", ["--above", "1,x"]), ("search_orders.py", ["--above", "-1"]),
     ("search_orders.py", ["--probes", "0"]), ("search_orders.py", ["--probe-seconds", "0"]),
+    ("search_orders.py", ["--complete", "0", "--window", "0:30"]),
+    ("search_orders.py", ["--complete", "5"]),
     ("search_beam.py", ["--widths", "0"]), ("search_beam.py", ["--seeds", "3-1"]),
     ("search_beam.py", ["--per-parent", "0"]),
     ("search_complete.py", ["--step", "0"]), ("search_complete.py", ["--margin", "0"]),

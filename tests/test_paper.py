@@ -429,7 +429,7 @@ def test_the_orders_note_is_the_committed_orders(generated):
     its random orders packed at the least capacity where any did and the capacity below it
     where none did; synthetic rows pin the wording."""
     rows = _search_rows("orders.jsonl")
-    assert rows and {row["instance"] for row in rows} == {"D", "J"}
+    assert rows and {row["instance"] for row in rows} == {"A", "D", "J"}
     note = _defined_macros(generated / "macros.tex")["SearchOrdersNote"]
     build = _build_module()
     for row in rows:
@@ -445,9 +445,16 @@ def test_the_orders_note_is_the_committed_orders(generated):
                       "at its max breadth")
             assert (f"{first['packed']} {verb} {name} {within}" in note
                     or f"{first['packed']}{among} {verb} {name} {within}" in note)
+            completions = first.get("completions")
+            if completions:  # --complete: what CP-SAT made of the window's packings
+                assert sum(completions.values()) == first["packed"]
+                clause = build.orders_completion(first, row)
+                assert clause and f"{name} {within}{clause}" in note
         for entry in row["capacities"]:  # every probe was counted and no bound was refuted
             assert 0 <= entry["packed"] == len(entry["packing_nodes"]) <= entry["probes"]
             assert entry["capacity"] >= row["max_breadth"]
+            assert ("completions" in entry) == ("complete_seconds" in row) <= bool(
+                row.get("window"))
 
     def capacities(*packed):
         return [{"above_percent": percent, "packed": count, "probes": 10}
@@ -477,6 +484,25 @@ def test_the_orders_note_is_the_committed_orders(generated):
         "searching random orders for 1\\,s each, 3 of 10 pack Y within 2\\,\\% (none within "
         "1\\,\\%) and none of 1\\,500 packs Y at its max breadth")}
     assert build.search_orders_macros([]) == {"SearchOrdersNote": "no random orders were probed"}
+
+    def completed(done, refuted, unknown):
+        return [{"above_percent": 0, "packed": done + refuted + unknown, "probes": 10,
+                 "completions": {"completed": done, "refuted": refuted, "open": unknown}}]
+
+    windows = [{"instance": "Y", "probe_seconds": 1, "window": [0, 5], "complete_seconds": 5,
+                "capacities": completed(*counts)} for counts in ((0, 3, 0), (1, 1, 0),
+                                                                 (0, 2, 1), (0, 1, 0))]
+    for window, first in zip(windows, (0, 5, 10, 15)):
+        window["window"] = [first, first + 5]
+    assert build.search_orders_macros(windows) == {"SearchOrdersNote": (
+        "of 10 random orders searched for 1\\,s each, 3 pack the buffers of Y's sections "
+        "0--4 at Y's max breadth, around none of which CP-SAT places Y's other buffers (all 3 "
+        "refuted within 5\\,s each), 2 pack the buffers of Y's sections 5--9 at Y's max "
+        "breadth, and CP-SAT places Y's other buffers around 1 of them, 3 pack the buffers of "
+        "Y's sections 10--14 at Y's max breadth, around none of which CP-SAT places Y's other "
+        "buffers in 5\\,s each (2 refuted, 1 open) and 1 packs the buffers of Y's sections "
+        "15--19 at Y's max breadth, around none of which CP-SAT places Y's other buffers "
+        "(refuted within 5\\,s)")}
 
 
 def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(generated):
