@@ -37,14 +37,28 @@ def budgets(instance):
     return sorted({low - 1, low, (low + high) // 2, high})
 
 
+def solve_exactly(instance, label: str, budget: int):
+    """``label``'s answer at ``budget``. CP-SAT with one worker and a fixed seed is meant to
+    be deterministic, yet once (a fresh-clone suite run of 2026-12-03) it left one of these
+    tiny models FEASIBLE, at the optimum, where 400 runs of the same model after it all
+    proved it OPTIMAL: a CP-SAT answer that is not OPTIMAL is solved once more, and the
+    second answer must be right."""
+    def once():
+        return solve(instance, label.removesuffix("_full_model"), "preload", budget=budget,
+                     time_limit=30, workers=1, **EXACT[label])
+
+    result = once()
+    if label.startswith("cpsat") and result.status is Status.FEASIBLE:
+        result = once()
+    return result
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_instances())
 def test_exact_methods_agree_on_minimum_latency(instance):
     bound = latency_lower_bound(instance)
     for budget in budgets(instance):
-        results = {label: solve(instance, label.removesuffix("_full_model"), "preload",
-                                budget=budget, time_limit=30, workers=1, **params)
-                   for label, params in EXACT.items()}
+        results = {label: solve_exactly(instance, label, budget) for label in EXACT}
         statuses = {m: r.status for m, r in results.items()}
         truth = results["brute_force"]
         if truth.status is Status.INFEASIBLE:
