@@ -19,8 +19,8 @@ lifetimes), at the same capacities, above the whole instance's max breadth: wher
 instance's packings get hard. With ``--complete SECONDS`` as well, CP-SAT (2 workers) then
 tries, for at most that long, to place the instance's other buffers around each packing of
 the window, kept where it is: a completion is a packing of the whole instance (validated),
-CP-SAT's refutation says that this packing of the window extends to none. On MiniMalloc's J, whose two max-breadth sections are 201 and
-202, the chained buffers of sections 0-195 pack at its max breadth in about one order in a
+CP-SAT's refutation says that this packing of the window extends to none. On MiniMalloc's
+J, whose two max-breadth sections are 201 and 202, the chained buffers of sections 0-195 pack at its max breadth in about one order in a
 hundred, and those of sections 0-196 in none; the whole of J packs at its max breadth in 2
 of 15,000 (``paper/results/search/orders.jsonl``).
 
@@ -145,14 +145,11 @@ COMPLETIONS = ("completed", "refuted", "open")
 around it, a proof that there is none, or neither in its time."""
 
 
-def completer(instance, whole_prep, window: tuple[int, int], capacity_bytes: int,
-              seconds: float):
-    """The ``completion`` of :func:`probe_orders` for the buffers live in sections
-    ``window`` of ``whole_prep``: CP-SAT places every other buffer of ``instance`` around a
-    packing of them (offsets in bytes, in the order of
-    :func:`search_windows.live_in_window`), kept fixed, within ``capacity_bytes``, for at most
+def completer(instance, whole_prep, chosen: list[int], capacity_bytes: int, seconds: float):
+    """The ``completion`` of :func:`probe_orders` for the buffers ``chosen`` of ``instance``
+    (the window's, in :func:`windowed`'s order): CP-SAT places every other buffer around a
+    packing of them (offsets in bytes), kept fixed, within ``capacity_bytes``, for at most
     ``seconds``, seeded by the order's draw; a completion is validated."""
-    chosen = live_in_window(whole_prep, *window)
     everything = list(range(len(whole_prep.sizes)))
 
     def complete_around(offsets, draw: int) -> str:
@@ -168,12 +165,13 @@ def completer(instance, whole_prep, window: tuple[int, int], capacity_bytes: int
 
 def windowed(instance, prep, window: tuple[int, int]):
     """The buffers of ``instance`` live in sections ``[first, end)`` of ``prep`` (whole
-    lifetimes), as an instance and its prepared form; the whole instance when the window is
-    all its sections."""
+    lifetimes), as an instance, its prepared form and their indices in ``instance``; the
+    whole instance when the window is all its sections."""
+    chosen = live_in_window(prep, *window)
     if window == (0, prep.num_sections):
-        return instance, prep
-    part = part_of(instance, live_in_window(prep, *window))
-    return part, prepare(part.first_ops, part.last_ops, part.sizes, part.alignment)
+        return instance, prep, chosen
+    part = part_of(instance, chosen)
+    return part, prepare(part.first_ops, part.last_ops, part.sizes, part.alignment), chosen
 
 
 def main(argv=None) -> int:
@@ -202,7 +200,7 @@ def main(argv=None) -> int:
             print(f"--window {args.window}: expected FIRST:END within "
                   f"0:{whole_prep.num_sections}", file=sys.stderr)
             return 2
-        instance, prep = windowed(whole, whole_prep, window)
+        instance, prep, chosen = windowed(whole, whole_prep, window)
         if args.window is not None:
             print(f"sections {window[0]}-{window[1] - 1}: {len(instance)} tensors")
         chains = chained(prep) if args.chains else None
@@ -212,7 +210,7 @@ def main(argv=None) -> int:
         for percent in sorted(set(above)):
             capacity = capacity_above(breadth, percent, step) * whole_prep.scale // prep.scale
             completion = None if args.complete is None else completer(
-                whole, whole_prep, window, capacity * prep.scale, args.complete)
+                whole, whole_prep, chosen, capacity * prep.scale, args.complete)
             row = {"above_percent": percent} | probe_orders(
                 instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains,
                 completion)

@@ -1003,8 +1003,7 @@ def orders_completion(entry: dict, row: dict) -> str:
     if done:
         return f", and CP-SAT places {around} around {done} of them"
     if not unknown:
-        who = ("refuted" if refuted == 1 else
-               f"{'both' if refuted == 2 else f'all {refuted}'} refuted")
+        who = {1: "refuted", 2: "both refuted"}.get(refuted, f"all {refuted} refuted")
         each = " each" if refuted > 1 else ""
         return f", around none of which CP-SAT places {around} ({who} within {seconds}{each})"
     return (f", around none of which CP-SAT places {around} in {seconds} each ({refuted} "

@@ -489,11 +489,10 @@ def test_the_orders_note_is_the_committed_orders(generated):
         return [{"above_percent": 0, "packed": done + refuted + unknown, "probes": 10,
                  "completions": {"completed": done, "refuted": refuted, "open": unknown}}]
 
-    windows = [{"instance": "Y", "probe_seconds": 1, "window": [0, 5], "complete_seconds": 5,
-                "capacities": completed(*counts)} for counts in ((0, 3, 0), (1, 1, 0),
-                                                                 (0, 2, 1), (0, 1, 0))]
-    for window, first in zip(windows, (0, 5, 10, 15)):
-        window["window"] = [first, first + 5]
+    windows = [{"instance": "Y", "probe_seconds": 1, "window": [first, first + 5],
+                "complete_seconds": 5, "capacities": completed(*counts)}
+               for first, counts in zip((0, 5, 10, 15),
+                                        ((0, 3, 0), (1, 1, 0), (0, 2, 1), (0, 1, 0)))]
     assert build.search_orders_macros(windows) == {"SearchOrdersNote": (
         "of 10 random orders searched for 1\\,s each, 3 pack the buffers of Y's sections "
         "0--4 at Y's max breadth, around none of which CP-SAT places Y's other buffers (all 3 "

@@ -41,8 +41,8 @@ def solve_exactly(instance, label: str, budget: int):
     """``label``'s answer at ``budget``. CP-SAT with one worker and a fixed seed is meant to
     be deterministic, yet once (a fresh-clone suite run of 2026-12-03) it left one of these
     tiny models FEASIBLE, at the optimum, where 400 runs of the same model after it all
-    proved it OPTIMAL: a CP-SAT answer that is not OPTIMAL is solved once more, and the
-    second answer must be right."""
+    proved it OPTIMAL: a CP-SAT answer left FEASIBLE is solved once more, and the second
+    answer must be right."""
     def once():
         return solve(instance, label.removesuffix("_full_model"), "preload", budget=budget,
                      time_limit=30, workers=1, **EXACT[label])
