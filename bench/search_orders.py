@@ -14,6 +14,9 @@ line also says which orders packed (``packing_draws``, counting from 1, as
 packing goes through the validator. With ``--chains`` the orders are those of the instance
 with its chains merged (:mod:`optplan.exact.chains`), as ``search``'s random probes draw
 them; a probe of it that finds nothing proves nothing and counts as not packed. With
+``--learn`` the orders are failure-directed (:mod:`optplan.exact.failures`, preorder
+``WAT`` alone), as the search's rounds at the bound draw them: each learns from the failed
+section checks of the orders before it at the same capacity. With
 ``--window FIRST:END`` it samples the buffers live in those sections alone (whole
 lifetimes), at the same capacities, above the whole instance's max breadth: where in time an
 instance's packings get hard. With ``--complete SECONDS`` as well, CP-SAT (2 workers) then
@@ -29,6 +32,7 @@ of 15,000 (``paper/results/search/orders.jsonl``).
     python bench/search_orders.py --instances J --above 0,1,2,3 --chains
     python bench/search_orders.py --instances J --above 0,1 --chains --window 0:196
     python bench/search_orders.py --instances J --above 0 --chains --window 0:189 --complete 5
+    python bench/search_orders.py --instances J --above 0 --chains --learn --probes 3000
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ import statistics
 import sys
 import time
 
-from optplan.exact._search_core import RANK_JITTER, decide, jittered, prepare
+from optplan.exact._search_core import RANK_JITTER, SearchParams, decide, jittered, prepare
 from optplan.exact.chains import chained
+from optplan.exact.failures import PREORDER, Learner
 from optplan.exact.search import IMPROVE_SLICE
 from optplan.model import OffsetsSolution
 from optplan.validate import validate_offsets
@@ -70,6 +75,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--chains", action="store_true",
                         help="search the instance with its chains merged, as the search's "
                              "random probes do (optplan.exact.chains)")
+    parser.add_argument("--learn", action="store_true",
+                        help="failure-directed orders (optplan.exact.failures): each order "
+                             "learns from the failed section checks of the ones before, "
+                             "preorder WAT alone, as the search's rounds at the bound draw them")
     parser.add_argument("--window", metavar="FIRST:END",
                         help="only the buffers live in sections FIRST..END-1 (whole "
                              "lifetimes), at capacities above the whole instance's max breadth")
@@ -99,21 +108,28 @@ def above_option(text: str) -> tuple:
 
 
 def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
-                 seed: int, chains=None, completion=None) -> dict:
+                 seed: int, chains=None, completion=None, learn: bool = False) -> dict:
     """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``,
-    of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given.
+    of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given;
+    with ``learn``, failure-directed orders (:class:`optplan.exact.failures.Learner`, one
+    per capacity, preorder :data:`~optplan.exact.failures.PREORDER` alone).
     ``completion``, when given, is called with each packing (offsets in bytes) and the
     order's draw and answers ``"completed"``, ``"refuted"`` or ``"open"`` and its wall
     seconds: the entry counts each outcome and lists the seconds."""
     rng = random.Random(seed)
     packed, nodes, spent, packing_nodes, packing_draws = 0, 0, 0.0, [], []
     completions, completing = dict.fromkeys(COMPLETIONS, 0), []
+    base = prep if chains is None else chains.prep
+    learner = Learner(base) if learn else None
+    params = SearchParams(round_robin=False) if learn else SearchParams()
     for draw in range(1, probes + 1):
-        stats = {"nodes": 0}
+        stats = {"nodes": 0} | ({"failures": learner.counter()} if learn else {})
         began = time.perf_counter()
-        answer = decide(jittered(prep if chains is None else chains.prep, rng), capacity,
-                        deadline=began + seconds, stats=stats)
+        order = learner.order(rng) if learn else jittered(base, rng)
+        answer = decide(order, capacity, params, deadline=began + seconds, stats=stats)
         spent += time.perf_counter() - began
+        if learn:
+            learner.learn(stats["failures"])
         nodes += stats["nodes"]
         if answer is None and chains is None:
             raise SystemExit(f"capacity {capacity * prep.scale} refuted: no packing fits it, "
@@ -190,9 +206,10 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     above = options[0]
-    print(f"random orders of the search, {args.probes} per capacity, at most "
-          f"{args.probe_seconds:g} s each (seed {args.seed}, spread {RANK_JITTER:g}"
-          + (", chains merged)" if args.chains else ")"))
+    print(f"{'learned' if args.learn else 'random'} orders of the search, {args.probes} per "
+          f"capacity, at most {args.probe_seconds:g} s each (seed {args.seed}, spread "
+          f"{RANK_JITTER:g}" + (", chains merged" if args.chains else "")
+          + (f", preorder {PREORDER}" if args.learn else "") + ")")
     for name, whole, whole_prep, breadth, step in suite_instances(files, sections=True):
         window = (0, whole_prep.num_sections) if args.window is None else window_option(
             args.window, whole_prep.num_sections)
@@ -213,7 +230,7 @@ def main(argv=None) -> int:
                 whole, whole_prep, chosen, capacity * prep.scale, args.complete)
             row = {"above_percent": percent} | probe_orders(
                 instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains,
-                completion)
+                completion, args.learn)
             rows.append(row)
             packed = row["packed"]
             median = f"{statistics.median(row['packing_nodes']):,.0f}" if packed else "-"
@@ -237,6 +254,8 @@ def main(argv=None) -> int:
                                          else len(instance),
                                          "capacities": rows}
                                         | ({"window": list(window)} if args.window else {})
+                                        | ({"learn": True, "preorder": PREORDER}
+                                           if args.learn else {})
                                         | ({"complete_seconds": args.complete}
                                            if args.complete is not None else {}))
                             + "\n")

@@ -989,6 +989,12 @@ def orders_subject(row: dict) -> str:
     return row["instance"] + (" with its chains merged" if row.get("chains") else "")
 
 
+def orders_kind(row: dict) -> str:
+    """The orders a row of ``bench/search_orders.py`` searched: ``"failure-directed"`` with
+    ``--learn`` (:mod:`optplan.exact.failures`), else ``"random"``."""
+    return "failure-directed" if row.get("learn") else "random"
+
+
 def orders_completion(entry: dict, row: dict) -> str:
     """A clause on what CP-SAT made of the window packings of ``entry`` (a capacity of a row
     of ``bench/search_orders.py --complete``): how many it completed to a packing of the
@@ -1017,7 +1023,8 @@ def search_orders_macros(rows) -> dict[str, str]:
     row how many packed at the least capacity above the max breadth where any did, and the
     largest capacity below that where none did (in percent above the max breadth). A row
     made with ``--chains`` speaks of the instance "with its chains merged", one made with
-    ``--window`` of the buffers of those sections (at the whole instance's max breadth)."""
+    ``--window`` of the buffers of those sections (at the whole instance's max breadth), one
+    made with ``--learn`` says its orders were failure-directed."""
     if not rows:
         return {"SearchOrdersNote": "no random orders were probed"}
 
@@ -1031,7 +1038,7 @@ def search_orders_macros(rows) -> dict[str, str]:
     for seconds in sorted({float(row["probe_seconds"]) for row in rows}):
         mine = sorted((row for row in rows if float(row["probe_seconds"]) == seconds),
                       key=lambda row: (row["instance"], tuple(row.get("window") or ()),
-                                       bool(row.get("chains")),
+                                       bool(row.get("chains")), bool(row.get("learn")),
                                        max(entry["probes"] for entry in row["capacities"])))
         probes = sorted({entry["probes"] for row in mine for entry in row["capacities"]})
         per_row = len(probes) > 1  # the rows searched different numbers of orders
@@ -1043,7 +1050,8 @@ def search_orders_macros(rows) -> dict[str, str]:
                      or entry["above_percent"] < first["above_percent"]]
             found = first or empty[-1]
             among = f" of {_thousands(found['probes'])}" if per_row else ""
-            name = orders_subject(row)
+            name = orders_subject(row) + (" in failure-directed orders" if row.get("learn")
+                                          else "")
             if first is None:
                 parts.append(f"none{among} packs {name} {within(found, row)}")
                 continue
@@ -1060,18 +1068,19 @@ def search_orders_macros(rows) -> dict[str, str]:
 def search_orders_bound_macros(rows) -> dict[str, str]:
     """``SearchOrdersBoundNote``: the rows of ``bench/search_orders.py`` (whole instances,
     not windows) in which a random order packed the instance at its max breadth, a packing
-    that proves its optimum by the depth-first search alone: how many of how many orders, of
-    how long, and in how many nodes."""
+    that proves its optimum by the depth-first search alone: how many of how many orders
+    (random or failure-directed), of how long, and in how many nodes."""
     parts = []
-    for row in sorted(rows, key=lambda row: (row["instance"], bool(row.get("chains")))):
+    for row in sorted(rows, key=lambda row: (row["instance"], bool(row.get("chains")),
+                                             bool(row.get("learn")))):
         if row.get("window"):
             continue
         for entry in row["capacities"]:
             if entry["above_percent"] == 0 and entry["packed"]:
                 verb = "packs" if entry["packed"] == 1 else "pack"
                 nodes = _words(_thousands(count) for count in sorted(entry["packing_nodes"]))
-                parts.append(f"{entry['packed']} of {_thousands(entry['probes'])} random "
-                             f"orders of {orders_subject(row)}, searched for "
+                parts.append(f"{entry['packed']} of {_thousands(entry['probes'])} "
+                             f"{orders_kind(row)} orders of {orders_subject(row)}, searched for "
                              f"{float(row['probe_seconds']):g}\\,s each, {verb} it at its "
                              f"max breadth, in {nodes} nodes")
     return {"SearchOrdersBoundNote": "; ".join(parts) if parts else
@@ -1200,7 +1209,8 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
                f": a round of {REPACKINGS[closing['method']]} (seed {closing['seed']}), "
                f"{_thousands(closing['steps'])} steps in, packed it"
                if closing.get("loop") == "repack" else
-               f": a round at the bound packed it, in random order "
+               f": a round at the bound packed it, in "
+               f"{'failure-directed' if 'scores' in closing else 'random'} order "
                f"{_thousands(closing['draws'])} drawn from the round's seed {closing['seed']} "
                f"(probes of {IMPROVE_SLICE:g}\\,s)"
                if closing.get("loop") == BOUND_ROUND else "" if draw is None else

@@ -126,9 +126,9 @@ def test_the_committed_packing_of_j_validates_and_only_a_long_run_reaches_the_op
     # A beam (width 2000, tie-order seed 1) packed J at 998,400 bytes, 1 % above its max
     # breadth, in 106 s (beam.jsonl); its packing is committed and `optplan validate` accepts
     # it. Every committed 60 s run of the search on J ended above J's optimum, its max
-    # breadth, one of them (seed 3) below this packing; of the 2400 s runs, seed 0 ended above
-    # it, seed 2 at it, and seeds 1 and 3 proved the optimum (test_search.py validates and
-    # replays their packings).
+    # breadth, one of them (seed 3) below this packing; the long runs (seeds 0-3) all proved
+    # the optimum, each in its first round at the bound, after the 60 s that a suite run has
+    # (test_search.py validates and replays their packings).
     results = Path(__file__).resolve().parents[1] / "paper" / "results" / "search"
     path = minimalloc_dir / "challenging" / "J.1048576.csv"
     certificate = results / "J.998400.offsets.csv"
@@ -150,8 +150,6 @@ def test_the_committed_packing_of_j_validates_and_only_a_long_run_reaches_the_op
     assert min(run["objective"] for run in runs) == 996352 < 998400
     long = {row["seed"]: row for row in read_jsonl(results / "long_runs.jsonl")
             if row["instance"] == "J"}
-    assert long[0]["status"] == "FEASIBLE" and long[0]["objective"] > 998400
-    assert long[2]["status"] == "FEASIBLE" and long[2]["objective"] == 998400
-    assert long[1]["status"] == long[3]["status"] == "OPTIMAL"
-    assert all(row["objective"] == row["best_bound"] == 989184
-               for row in long.values() if row["status"] == "OPTIMAL")
+    assert sorted(long) == [0, 1, 2, 3]
+    assert all(row["status"] == "OPTIMAL" and row["objective"] == row["best_bound"] == 989184
+               and row["wall_time_s"] > 60 for row in long.values())

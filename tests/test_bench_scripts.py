@@ -458,6 +458,10 @@ def check_search_orders(stdout, tmp_path, command):
     assert written["chains"] is chains and written["tensors_chained"] == placed
     assert written["capacities"][1]["packing_nodes"] == [placed] * 3
     assert written["capacities"][1]["packing_draws"] == [1, 2, 3]
+    learning = "--learn" in command  # failure-directed orders, preorder WAT alone
+    assert stdout.startswith("learned orders" if learning else "random orders")
+    assert (written.get("learn"), written.get("preorder")) == (
+        (True, "WAT") if learning else (None, None))
     completing = "--complete" in command
     assert ("complete_seconds" in written) is completing
     printed = re.findall(r"completed around them by CP-SAT \(at most 5 s each\): "
@@ -656,6 +660,11 @@ RUNS = [
                                       "--seed", "2", "--chains", "--jsonl",
                                       "{tmp}/orders.jsonl"],
                  check_search_orders, id="search-orders-A-chains", marks=pytest.mark.peer),
+    pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
+                                      "100,0", "--probes", "3", "--probe-seconds", "0.5",
+                                      "--seed", "2", "--chains", "--learn", "--jsonl",
+                                      "{tmp}/orders.jsonl"],
+                 check_search_orders, id="search-orders-A-learn", marks=pytest.mark.peer),
     pytest.param("search_orders.py", ["--suite", "{minimalloc}", "--instances", "A", "--above",
                                       "100,0", "--probes", "3", "--probe-seconds", "0.5",
                                       "--seed", "2", "--chains", "--window", "0:30",

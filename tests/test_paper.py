@@ -484,6 +484,14 @@ def test_the_orders_note_is_the_committed_orders(generated):
         "searching random orders for 1\\,s each, 3 of 10 pack Y within 2\\,\\% (none within "
         "1\\,\\%) and none of 1\\,500 packs Y at its max breadth")}
     assert build.search_orders_macros([]) == {"SearchOrdersNote": "no random orders were probed"}
+    learned = [{"instance": "Y", "probe_seconds": 1, "chains": True,
+                "capacities": capacities((0, 0))},
+               {"instance": "Y", "probe_seconds": 1, "chains": True, "learn": True,
+                "capacities": capacities((0, 2))}]
+    assert build.search_orders_macros(learned) == {"SearchOrdersNote": (
+        "of 10 random orders searched for 1\\,s each, none packs Y with its chains merged at "
+        "its max breadth and 2 pack Y with its chains merged in failure-directed orders at its "
+        "max breadth")}
 
     def completed(done, refuted, unknown):
         return [{"above_percent": 0, "packed": done + refuted + unknown, "probes": 10,
@@ -516,7 +524,7 @@ def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(genera
     assert {row["instance"] for row, entry in at_breadth if entry["packed"]} == {"D", "J"}
     for row, entry in at_breadth:
         probes = f"{entry['probes']:,}".replace(",", "\\,")
-        said = (f"of {probes} random orders of {build.orders_subject(row)}, "
+        said = (f"of {probes} {build.orders_kind(row)} orders of {build.orders_subject(row)}, "
                 f"searched for {row['probe_seconds']:g}\\,s each,")
         assert (said in note) == bool(entry["packed"])
         for nodes in entry["packing_nodes"]:
@@ -531,11 +539,14 @@ def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(genera
 
     assert build.search_orders_bound_macros([
         row("Z", 1, [6364], chains=True), row("Y", 0, []), row("Y", 1, [7], window=[0, 9]),
-        row("Y", 2, [26475, 22697])]) == {"SearchOrdersBoundNote": (
-            "2 of 20\\,000 random orders of Y, searched for 0.1\\,s each, pack it at its max "
-            "breadth, in 22\\,697 and 26\\,475 nodes; 1 of 20\\,000 random orders of Z "
-            "with its chains merged, searched for 0.1\\,s each, packs it at its max breadth, "
-            "in 6\\,364 nodes")}
+        row("Y", 2, [26475, 22697]), row("Z", 3, [9, 8, 7], chains=True, learn=True)]) == {
+            "SearchOrdersBoundNote": (
+                "2 of 20\\,000 random orders of Y, searched for 0.1\\,s each, pack it at its "
+                "max breadth, in 22\\,697 and 26\\,475 nodes; 1 of 20\\,000 random orders of Z "
+                "with its chains merged, searched for 0.1\\,s each, packs it at its max "
+                "breadth, in 6\\,364 nodes; 3 of 20\\,000 failure-directed orders of Z with "
+                "its chains merged, searched for 0.1\\,s each, pack it at its max breadth, in "
+                "7, 8 and 9 nodes")}
     assert build.search_orders_bound_macros([row("Y", 0, [])]) == {
         "SearchOrdersBoundNote": "no random order packs an instance at its max breadth"}
 
@@ -722,6 +733,11 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
     assert closed_at_bound["SearchLongNote"] == (
         "W is proven optimal at its max breadth, 10 bytes, after 900\\,s and 5 million "
         "nodes: a round at the bound packed it, in random order 2\\,417 drawn from the "
+        "round's seed 2 (probes of 0.1\\,s)")
+    learned_row = closed_at_bound_row | {"probes": [*closed_at_bound_row["probes"][:-1],
+                                                    at_bound | {"scores": [0.0, 1.0]}]}
+    assert build.search_long_macros([learned_row])["SearchLongNote"].endswith(
+        "a round at the bound packed it, in failure-directed order 2\\,417 drawn from the "
         "round's seed 2 (probes of 0.1\\,s)")
     twice = build.search_long_macros([
         repacked | {"instance": "V", "seed": 3}, repacked | {"instance": "V", "seed": 1},

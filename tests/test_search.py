@@ -15,6 +15,7 @@ import random
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,25 +190,33 @@ def random_switches(rng: random.Random) -> SearchParams:
     return SearchParams(**{name: rng.random() < 0.7 for name in SearchParams.switch_names()})
 
 
+def failure_counts(prep) -> dict:
+    """A ``stats`` dict of :func:`decide` that counts failed section checks per section."""
+    return {"failures": np.zeros(prep.num_sections, dtype=np.int64)}
+
+
 def test_compiled_core_searches_the_reference_tree_node_for_node():
-    # Same answer, same offsets, same node count: the C extension is the Python search.
+    # Same answer, same offsets, same node count, the same failed checks in the same
+    # sections: the C extension is the Python search.
     rng = random.Random(2718)
-    compared = 0
+    compared = failed = 0
     for trial in range(100):
         instance = random_instance(rng, max_tensors=9) if trial % 2 else medium_instance(rng)
         prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
         breadth = max_breadth(instance) // prep.scale
         for capacity in (breadth - 1, breadth, breadth + 1, breadth + 3):
             params = random_switches(rng)
-            reference, ours = {}, {}
+            reference, ours = failure_counts(prep), failure_counts(prep)
             expected = decide(prep, capacity, params, time.perf_counter() + 0.2, reference,
                               engine="python")
             if expected is TIMEOUT:  # (a few switch-poor searches run long in Python)
                 continue
             assert decide(prep, capacity, params, None, ours) == expected, (instance, params)
             assert ours["nodes"] == reference["nodes"], (instance, capacity, params)
+            assert (ours["failures"] == reference["failures"]).all(), (instance, params)
+            failed += int(ours["failures"].sum() > 0)
             compared += 1
-    assert compared >= 300
+    assert compared >= 300 and failed >= 50
 
 
 def tight_instance(rng: random.Random) -> Instance:
@@ -257,11 +266,12 @@ def test_compiled_core_matches_the_reference_on_minimalloc_instances(minimalloc_
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / f"{name}.1048576.csv")
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes)
     capacity = max_breadth(instance) if capacity is None else capacity
-    runs = {engine: {} for engine in ENGINES}
+    runs = {engine: failure_counts(prep) for engine in ENGINES}
     found = {engine: decide(prep, capacity // prep.scale, SearchParams(), None, runs[engine],
                             engine=engine) for engine in ENGINES}
     assert found["compiled"] == found["python"] is not None
     assert runs["compiled"]["nodes"] == runs["python"]["nodes"] > 1000
+    assert (runs["compiled"]["failures"] == runs["python"]["failures"]).all()
 
 
 # -- random orders: the same question, searched in another order ------------------------
@@ -370,15 +380,16 @@ def test_beams_switched_off_keeps_every_answer():
 
 
 @pytest.mark.peer
-@pytest.mark.parametrize("name, seed", [("D", 0), ("J", 1), ("J", 3)])
+@pytest.mark.parametrize("name, seed", [("D", 0), ("J", 0), ("J", 1), ("J", 2), ("J", 3)])
 def test_a_committed_long_run_optimum_validates_and_replays_from_its_run_record(
         minimalloc_dir, capsys, name, seed):
-    # The 2400 s runs in long_runs.jsonl packed D (seed 0, a beam) and J (seed 1, a round at
-    # the bound; seed 3, a round of skyline repacking) at their max breadths, and their
+    # The long runs in long_runs.jsonl packed D (seed 0, a beam) and J (seeds 0-3, each a
+    # round at the bound in failure-directed orders) at their max breadths, and their
     # packings are committed: `optplan validate` accepts each with an arena equal to the
     # lower bound, so the instance is optimal. Every probe of the search is deterministic
     # given what its record keeps (a beam its width and seed, a random-order probe its draw
-    # from the run's seed, a round at the bound its last draw from the round's seed):
+    # from the run's seed, a round at the bound its last draw from the round's seed and the
+    # scores that draw was boosted by):
     # replayed without a time limit, the probe that closed the run packs the same capacity in
     # the same nodes, into the committed packing. A round of repacking is cut by time, so its
     # record names it but does not replay it.

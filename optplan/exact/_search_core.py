@@ -237,8 +237,11 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
     Returns the scaled offsets (a list), ``None`` when no packing exists (proven), or
     :data:`TIMEOUT` when ``deadline`` (a ``time.perf_counter()`` value) passed first or
     ``stop[0]`` was set (by another thread; both are checked every :data:`SLICE_NODES` nodes).
-    ``stats["nodes"]`` accumulates the nodes searched. ``engine`` (one of :data:`ENGINES`)
-    picks the implementation; both search the same tree and count the same nodes.
+    ``stats["nodes"]`` accumulates the nodes searched. When ``stats["failures"]`` is given
+    (an int64 numpy array, one entry per section), every section check that fails adds one
+    at the first section that failed (:mod:`optplan.exact.failures` learns orders from
+    them). ``engine`` (one of :data:`ENGINES`) picks the implementation; both search the
+    same tree and count the same nodes and failures.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
@@ -262,8 +265,8 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
     if engine == "compiled":
         return _decide_compiled(prep, capacity, params, deadline, stats, preorders, stop)
     arrays = _Arrays.build(prep)
-    searches = [_Search(prep, arrays, capacity, params, deadline, preorder, stop)
-                for preorder in preorders]
+    searches = [_Search(prep, arrays, capacity, params, deadline, preorder, stop,
+                        stats.get("failures")) for preorder in preorders]
     # Round robin: each search runs SLICE_NODES nodes in turn and then pauses where it is
     # (the searches are generators), so no work is redone; the first to finish answers.
     running = [(search, search.run()) for search in searches]
@@ -339,7 +342,8 @@ def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
     n = len(prep.sizes)
     code, offsets, nodes = _search_ext.decide(
         n, prep.num_sections, prep.alignment, *prep.compiled_arrays, capacity, switches,
-        tuple(preorders), SLICE_NODES, seconds, stop, table_entries(n), TABLE_MIN_NODES)
+        tuple(preorders), SLICE_NODES, seconds, stop, table_entries(n), TABLE_MIN_NODES,
+        stats.get("failures"))
     stats["nodes"] += nodes
     return offsets if code == 1 else None if code == 0 else TIMEOUT
 
@@ -391,8 +395,9 @@ class _Search:
 
     def __init__(self, prep: Prepared, arrays: "_Arrays", capacity: int,
                  params: SearchParams, deadline: float | None, preorder: str,
-                 stop: bytearray | None):
+                 stop: bytearray | None, failures: np.ndarray | None = None):
         self.prep = prep
+        self.failures = failures  # None, or per section: the checks that failed there
         self.capacity = capacity
         self.params = params
         self.deadline = deadline
@@ -475,7 +480,8 @@ class _Search:
         its floor and end at or below C. The floor is the top of the section's placed
         buffers; with ``canonical`` at least the current offset; with ``unplaced_floor`` the
         least lowest feasible offset of its unplaced buffers (never below the placed tops:
-        every unplaced member overlaps every placed one)."""
+        every unplaced member overlaps every placed one). A failure is counted at the first
+        section that fails (``failures``)."""
         params, capacity = self.params, self.capacity
         if not params.section_inference:
             return True
@@ -488,11 +494,19 @@ class _Search:
             if params.canonical and offset:
                 _maximum(floor, offset, out=floor)
             floor += total
-            return _max_reduce(floor) <= capacity
-        floor = self.floor[section_lo:section_hi]
-        if params.canonical and offset:
-            floor = np.maximum(floor, offset)
-        return not ((floor + total > capacity) & (total > 0)).any()
+            if _max_reduce(floor) <= capacity:
+                return True
+            failing = floor > capacity
+        else:
+            floor = self.floor[section_lo:section_hi]
+            if params.canonical and offset:
+                floor = np.maximum(floor, offset)
+            failing = (floor + total > capacity) & (total > 0)
+            if not failing.any():
+                return True
+        if self.failures is not None:
+            self.failures[section_lo + int(failing.argmax())] += 1
+        return False
 
     # -- the search ----------------------------------------------------------------------
     def _node(self, part: "_Part", last_offset: int, last_rank: int):

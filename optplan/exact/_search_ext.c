@@ -84,6 +84,7 @@ typedef struct {
     char preorder[3];
     i64 *lowest, *total, *floor, *cuts, *solution;
     i64 *witness;      /* per section: where its member scan last succeeded */
+    i64 *failures;     /* NULL, or per section: the checks that failed there (added to) */
     i64 nodes;
     int counted;       /* the current node was counted before a pause */
     Frame *frames;
@@ -268,7 +269,8 @@ fail:
     return -1;
 }
 
-/* Section inference over sections [lo, hi) with the current placement at ``offset``. */
+/* Section inference over sections [lo, hi) with the current placement at ``offset``; a
+ * failure is counted in the first section that fails (``failures``). */
 static int sections_fit(Search *s, i64 lo, i64 hi, i64 offset)
 {
     const Instance *in = s->in;
@@ -282,7 +284,7 @@ static int sections_fit(Search *s, i64 lo, i64 hi, i64 offset)
         for (i64 k = lo; k < hi; k++) {
             if (!s->total[k]) continue;
             i64 threshold = capacity - s->total[k];
-            if (threshold < 0 || (p->canonical && offset > threshold)) return 0;
+            if (threshold < 0 || (p->canonical && offset > threshold)) goto failed;
             /* start from the member that passed last time (a hint only: any member at or
              * below the threshold decides the same) and go round the section's list */
             i64 first = in->sec_ptr[k], last = in->sec_ptr[k + 1], w = s->witness[k], j = w;
@@ -290,16 +292,23 @@ static int sections_fit(Search *s, i64 lo, i64 hi, i64 offset)
             if (j == last) {
                 j = first;
                 while (j < w && s->lowest[in->sec_idx[j]] > threshold) j++;
-                if (j == w) return 0;
+                if (j == w) goto failed;
             }
             s->witness[k] = j;
+            continue;
+        failed:
+            if (s->failures) s->failures[k]++;
+            return 0;
         }
         return 1;
     }
     for (i64 k = lo; k < hi; k++) {
         i64 floor = s->floor[k];
         if (p->canonical && floor < offset) floor = offset;
-        if (s->total[k] > 0 && floor + s->total[k] > capacity) return 0;
+        if (s->total[k] > 0 && floor + s->total[k] > capacity) {
+            if (s->failures) s->failures[k]++;
+            return 0;
+        }
     }
     return 1;
 }
@@ -678,9 +687,10 @@ static void free_search(Search *s)
 
 static int init_search(Search *s, const Instance *in, const Params *p, i64 capacity,
                        const char *preorder, const i64 *totals, const i64 *cuts,
-                       i64 table_entries, i64 table_min_nodes)
+                       i64 table_entries, i64 table_min_nodes, i64 *failures)
 {
     memset(s, 0, sizeof(*s));
+    s->failures = failures;
     s->table.max_entries = table_entries;
     s->table.min_nodes = table_min_nodes;
     s->in = in;
@@ -707,7 +717,7 @@ static int init_search(Search *s, const Instance *in, const Params *p, i64 capac
 PyDoc_STRVAR(decide_doc,
 "decide(n, sections, alignment, sizes, width, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx,\n"
 "       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop,\n"
-"       table_entries, table_min_nodes)\n"
+"       table_entries, table_min_nodes, failures)\n"
 "--\n\n"
 "Search for a packing with every top <= capacity (scaled units). Arrays are int64;\n"
 "``switches`` is (canonical, section_inference, unplaced_floor, dominance,\n"
@@ -716,7 +726,9 @@ PyDoc_STRVAR(decide_doc,
 "``stop`` None or a writable buffer whose first byte, once non-zero, stops the search (it\n"
 "is read between slices, so another thread may set it). Returns (code, offsets, nodes):\n"
 "code 1 packed (offsets a list), 0 no packing, -1 out of time or stopped. A search keeps\n"
-"at most ``table_entries`` failed nodes, those with >= ``table_min_nodes`` nodes below.");
+"at most ``table_entries`` failed nodes, those with >= ``table_min_nodes`` nodes below.\n"
+"``failures`` is None or a writable int64 array of >= ``sections`` values: each failed\n"
+"section check adds one at the first section that failed (every preorder's search).");
 
 static PyObject *decide(PyObject *self, PyObject *args)
 {
@@ -724,16 +736,32 @@ static PyObject *decide(PyObject *self, PyObject *args)
     Py_ssize_t n, sections;
     long long alignment, capacity, slice, table_entries, table_min_nodes;
     double seconds;
-    PyObject *objects[10], *switches, *preorders, *stop_object;
-    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdOLL", &n, &sections, &alignment,
+    PyObject *objects[10], *switches, *preorders, *stop_object, *failures_object;
+    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdOLLO", &n, &sections, &alignment,
                           &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
                           &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
                           &capacity, &switches, &preorders, &slice, &seconds, &stop_object,
-                          &table_entries, &table_min_nodes))
+                          &table_entries, &table_min_nodes, &failures_object))
         return NULL;
     Py_buffer stop_view;
     const volatile char *stop;
     if (get_stop(stop_object, &stop_view, &stop) < 0) return NULL;
+    Array failures = {0};
+    if (failures_object != Py_None) {
+        if (PyObject_GetBuffer(failures_object, &failures.view,
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+            if (stop) PyBuffer_Release(&stop_view);
+            return NULL;
+        }
+        failures.held = 1;
+        if (failures.view.itemsize != 8 || failures.view.len / 8 < sections) {
+            PyErr_Format(PyExc_ValueError, "failures: expected at least %zd int64 values",
+                         sections);
+            PyBuffer_Release(&failures.view);
+            if (stop) PyBuffer_Release(&stop_view);
+            return NULL;
+        }
+    }
     static const char *names[10] = {"sizes", "width", "start", "end", "nb_ptr", "nb_idx",
                                     "sec_ptr", "sec_idx", "totals", "cuts"};
     Py_ssize_t least[10] = {n + 1, n, n, n, n + 1, 0, sections + 1, 0, sections, 0};
@@ -771,7 +799,8 @@ static PyObject *decide(PyObject *self, PyObject *args)
             goto done;
         }
         if (init_search(&searches[k], &in, &p, capacity, letters, arrays[8].view.buf,
-                        arrays[9].view.buf, table_entries, table_min_nodes) < 0) {
+                        arrays[9].view.buf, table_entries, table_min_nodes,
+                        failures.held ? failures.view.buf : NULL) < 0) {
             PyErr_NoMemory();
             goto done;
         }
@@ -825,6 +854,7 @@ done:
     for (int k = 0; k < 10; k++)
         if (arrays[k].held) PyBuffer_Release(&arrays[k].view);
     if (stop) PyBuffer_Release(&stop_view);
+    if (failures.held) PyBuffer_Release(&failures.view);
     return result;
 }
 

@@ -22,11 +22,12 @@ import time
 from optplan import __version__
 from optplan.errors import InputError
 from optplan.exact import layers, skyline
-from optplan.exact._search_core import (ENGINES, PREORDERS, TIMEOUT, Prepared, SearchParams,
-                                        decide, jittered, prepare)
+from optplan.exact._search_core import (ENGINES, PREORDERS, RANK_JITTER, TIMEOUT, Prepared,
+                                        SearchParams, decide, jittered, prepare)
 from optplan.exact.bands import repack_bands
 from optplan.exact.beam import beam
 from optplan.exact.chains import chained
+from optplan.exact.failures import PREORDER, Learner
 from optplan.exact.budget import SPLIT
 from optplan.exact.offsets_bound import breadth_capacity, granule, refute_upward
 from optplan.exact.run import ExactRun
@@ -37,7 +38,7 @@ from optplan.registry import register
 from optplan.result import SolverOutcome
 
 __all__ = ["search", "pack", "SearchParams", "TIMEOUT", "PREORDERS", "random_draw", "replay_order",
-           "replay_probe", "beam_width", "luby"]
+           "replay_probe", "replay_learned", "beam_width", "luby"]
 
 SOLVER = "optplan-search"
 IMPROVE_SLICE = 0.1
@@ -180,6 +181,9 @@ class _Progress:
         self.beam_seed, self.beams, self.rounds = beam_seed, 0, 0
         self.probes: list[dict] = []
         self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
+        # The section weights the rounds at the bound learn (optplan.exact.failures), by
+        # whether they probe the chained instance, kept from round to round.
+        self.learners: dict[bool, Learner] = {}
         self.lock = threading.Lock()
         run.raise_bound(min(bound * prep.scale, run.objective))
         if run.meets_bound():
@@ -297,35 +301,43 @@ class _Progress:
                             steps=found.steps)
 
     def bound_round(self, params: SearchParams, seed: int, deadline: float | None) -> None:
-        """Probe the proven bound (loop :data:`BOUND_ROUND`) in fresh random orders
-        (:func:`jittered`, drawn from ``random.Random(seed)``), of the instance with its chains
-        merged when it has any and the switch ``chains`` is on (a packing there is a packing,
-        a search that finds none proves nothing), each for :data:`IMPROVE_SLICE` seconds,
-        until one decides the bound, :data:`REPACK_STALL` seconds pass, ``deadline`` comes or
-        the other loop stops the run. Booked once, as the round's last probe: ``"feasible"``
-        (the gap is closed), ``"infeasible"`` (a search of the instance itself refuted the
-        bound: it rises a granule), or ``"timeout"``; with the round's ``seconds`` and
-        ``nodes``, its ``seed``, the orders it drew (``draws``; the last one decided, if one
-        did) and the nodes of the last (``last_nodes``): :func:`replay_probe` searches that
-        order again.
-        On MiniMalloc's J, whose optimum is its max breadth, 2 of 15,000 orders of 0.1 s
-        pack it (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``), where
-        the repackings stop about 1 % above it; of its 2400 s runs
-        (``paper/results/search/long_runs.jsonl``), seed 1's first round at the bound packed
-        it with its 2,322nd order; the rounds of seeds 0, 2 and 3 (38,583 orders) packed none
-        (seed 3 was proven by a round of skyline repacking)."""
+        """Probe the proven bound (loop :data:`BOUND_ROUND`) in fresh failure-directed orders
+        (:class:`optplan.exact.failures.Learner`: random orders drawn from
+        ``random.Random(seed)`` that move forward the buffers of the sections where the
+        probes before failed; preorder :data:`~optplan.exact.failures.PREORDER` alone), of
+        the instance with its chains merged when it has any and the switch ``chains`` is on
+        (a packing there is a packing, a search that finds none proves nothing), each for
+        :data:`IMPROVE_SLICE` seconds, until one decides the bound, :data:`REPACK_STALL`
+        seconds pass, ``deadline`` comes or the other loop stops the run. Booked once, as
+        the round's last probe: ``"feasible"`` (the gap is closed), ``"infeasible"`` (a
+        search of the instance itself refuted the bound: it rises a granule), or
+        ``"timeout"``; with the round's ``seconds`` and ``nodes``, its ``seed``, the orders it
+        drew (``draws``; the last one decided, if one did), the nodes of the last
+        (``last_nodes``), its preorder and the buffers' ``scores`` it was drawn with:
+        :func:`replay_probe` searches that order again.
+        On MiniMalloc's J, whose optimum is its max breadth, 2 of 15,000 plain random orders
+        of 0.1 s pack it and about one failure-directed order in a thousand does
+        (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``), where the
+        repackings stop about 1 % above it. In plain random orders, the rounds of J's four
+        2400 s runs drew 40,905 orders and packed it once; in failure-directed ones, the first
+        round of each of four runs packed it, with its 67th to 1,796th order, 67-253 s into
+        the run (``paper/results/search/long_runs.jsonl``)."""
         rng, capacity = random.Random(seed), self.bound
         chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
+        learner = self.learners.setdefault(chains is not None, Learner(base))
+        learned = dataclasses.replace(params, round_robin=False)
         began = time.perf_counter()
         stop_at = began + REPACK_STALL
         stop_at = stop_at if deadline is None else min(stop_at, deadline)
-        draws, nodes, outcome, found = 0, 0, "timeout", None
+        draws, nodes, outcome, found, scores = 0, 0, "timeout", None, []
         while not self.stop[0] and time.perf_counter() < stop_at:
-            stats = {"nodes": 0}
+            stats = {"nodes": 0, "failures": learner.counter()}
             now = time.perf_counter()
-            result = decide(jittered(base, rng), capacity, params,
+            scores = [round(score, 6) for score in learner.scores()]
+            result = decide(learner.order(rng, scores), capacity, learned,
                             min(now + IMPROVE_SLICE, stop_at), stats, stop=self.stop)
+            learner.learn(stats["failures"])
             draws, nodes = draws + 1, nodes + stats["nodes"]
             answer, found = _answer(result, chains)
             if answer in ("feasible", "infeasible"):  # the order decided the bound
@@ -334,6 +346,7 @@ class _Progress:
         if draws:
             self.record(BOUND_ROUND, capacity, outcome, time.perf_counter() - began, nodes,
                         found, jittered=True, seed=seed, draws=draws, last_nodes=stats["nodes"],
+                        preorder=PREORDER, scores=scores,
                         **({"chains": True} if chains is not None else {}))
 
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
@@ -460,12 +473,28 @@ def replay_probe(prep: Prepared, seed: int, probes: list[dict], index: int,
     seed, draw = ((probe["seed"], probe["draws"]) if probe["loop"] == BOUND_ROUND
                   else (seed, random_draw(probes, index)))
     stats = {"nodes": 0}
-    if not probe.get("chains"):
-        order = prep if draw is None else replay_order(prep, seed, draw)
-        return decide(order, capacity, params, None, stats), stats["nodes"]
-    chains = chained(prep)
-    found = decide(replay_order(chains.prep, seed, draw), capacity, params, None, stats)
+    chains = chained(prep) if probe.get("chains") else None
+    base = prep if chains is None else chains.prep
+    if "scores" in probe:  # a failure-directed order (a round at the bound)
+        order = replay_learned(base, seed, draw, probe["scores"])
+        params = dataclasses.replace(params, round_robin=False)
+    else:
+        order = base if draw is None else replay_order(base, seed, draw)
+    found = decide(order, capacity, params, None, stats)
+    if chains is None:
+        return found, stats["nodes"]
     return (chains.expand(found) if isinstance(found, list) else found), stats["nodes"]
+
+
+def replay_learned(prep: Prepared, seed: int, draw: int, scores: list[float]) -> Prepared:
+    """The ``draw``-th failure-directed order (counting from 1) of a round at the bound with
+    ``seed``, drawn with the buffers' ``scores`` as its record keeps them: every order before
+    it drew one number per buffer from the round's generator, whatever its scores."""
+    rng = random.Random(seed)
+    for _ in range(draw - 1):
+        for _ in prep.width:
+            rng.gauss(0.0, RANK_JITTER)
+    return Learner(prep).order(rng, scores)
 
 
 @register("search", Problem.OFFSETS, kind="exact",
