@@ -989,6 +989,12 @@ def orders_subject(row: dict) -> str:
     return row["instance"] + (" with its chains merged" if row.get("chains") else "")
 
 
+def orders_name(row: dict) -> str:
+    """What the orders note calls a row's sample: its subject (:func:`orders_subject`), and
+    "in failure-directed orders" for a row made with ``--learn``."""
+    return orders_subject(row) + (" in failure-directed orders" if row.get("learn") else "")
+
+
 def orders_kind(row: dict) -> str:
     """The orders a row of ``bench/search_orders.py`` searched: ``"failure-directed"`` with
     ``--learn`` (:mod:`optplan.exact.failures`), else ``"random"``."""
@@ -1050,8 +1056,7 @@ def search_orders_macros(rows) -> dict[str, str]:
                      or entry["above_percent"] < first["above_percent"]]
             found = first or empty[-1]
             among = f" of {_thousands(found['probes'])}" if per_row else ""
-            name = orders_subject(row) + (" in failure-directed orders" if row.get("learn")
-                                          else "")
+            name = orders_name(row)
             if first is None:
                 parts.append(f"none{among} packs {name} {within(found, row)}")
                 continue

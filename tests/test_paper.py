@@ -439,7 +439,7 @@ def test_the_orders_note_is_the_committed_orders(generated):
         if first is not None:
             verb = "packs" if first["packed"] == 1 else "pack"
             among = f" of {first['probes']:,}".replace(",", "\\,")
-            name = build.orders_subject(row)
+            name = build.orders_name(row)
             within = (f"within {first['above_percent']:g}" if first["above_percent"] else
                       f"at {row['instance']}'s max breadth" if row.get("window") else
                       "at its max breadth")
