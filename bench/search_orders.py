@@ -121,15 +121,16 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
     completions, completing = dict.fromkeys(COMPLETIONS, 0), []
     base = prep if chains is None else chains.prep
     learner = Learner(base) if learn else None
-    params = SearchParams(round_robin=False) if learn else SearchParams()
     for draw in range(1, probes + 1):
-        stats = {"nodes": 0} | ({"failures": learner.counter()} if learn else {})
+        stats = {"nodes": 0}
         began = time.perf_counter()
-        order = learner.order(rng) if learn else jittered(base, rng)
-        answer = decide(order, capacity, params, deadline=began + seconds, stats=stats)
-        spent += time.perf_counter() - began
         if learn:
-            learner.learn(stats["failures"])
+            answer, stats["nodes"], _ = learner.probe(capacity, rng, SearchParams(),
+                                                      began + seconds)
+        else:
+            answer = decide(jittered(base, rng), capacity, deadline=began + seconds,
+                            stats=stats)
+        spent += time.perf_counter() - began
         nodes += stats["nodes"]
         if answer is None and chains is None:
             raise SystemExit(f"capacity {capacity * prep.scale} refuted: no packing fits it, "

@@ -191,8 +191,12 @@ RANK_JITTER = 0.2
 """Spread of :func:`jittered`: each width is scaled by ``exp(N(0, RANK_JITTER))``."""
 
 
-def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER) -> Prepared:
-    """``prep`` with every lifetime width scaled by a random factor ``exp(N(0, spread))``.
+def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER,
+             boosts=None) -> Prepared:
+    """``prep`` with every lifetime width scaled by a random factor ``exp(N(0, spread))``,
+    times ``exp(boosts[b])`` for buffer ``b`` when ``boosts`` are given (one number drawn
+    from ``rng`` per buffer either way; :mod:`optplan.exact.failures` boosts the buffers
+    where the search failed).
 
     The widths feed only the static preorders (the keys ``W`` and ``A``), so the jittered
     instance is the same packing question searched in another order: every static rank is
@@ -203,7 +207,9 @@ def jittered(prep: Prepared, rng: random.Random, spread: float = RANK_JITTER) ->
     draws a fresh order for every probe after its first sweep). The compiled arrays are
     shared with ``prep`` except for the widths.
     """
-    factors = [round(1024 * math.exp(rng.gauss(0.0, spread))) for _ in prep.width]
+    boosts = itertools.repeat(0.0) if boosts is None else boosts
+    factors = [round(1024 * math.exp(rng.gauss(0.0, spread) + boost))
+               for _, boost in zip(prep.width, boosts)]
     return with_widths(prep, tuple(min(max(1, width * factor // 1024), 1 << 62)
                                    for width, factor in zip(prep.width, factors)))
 

@@ -26,14 +26,14 @@ tightness first, where the weights do not reach), 1 of 3,000 learned orders pack
 
 from __future__ import annotations
 
-import math
+import dataclasses
 import random
 
 import numpy as np
 
-from optplan.exact._search_core import RANK_JITTER, Prepared, with_widths
+from optplan.exact._search_core import PREORDERS, Prepared, SearchParams, decide, jittered
 
-__all__ = ["Learner", "BOOST", "DECAY", "PREORDER"]
+__all__ = ["Learner", "replay_learned", "BOOST", "DECAY", "PREORDER", "SCORE_DIGITS"]
 
 BOOST = 4.0
 """How far a buffer of the most failing section moves forward: its width is scaled by
@@ -44,8 +44,12 @@ DECAY = 0.9
 """Each probe's weights are the last probe's times this, plus its own failures' shares (in
 the same scratch comparison 1 % above J's max breadth, 1,200 orders: 9 packed with 0.9, 5
 with 0.7 and 4 with 0.99)."""
-PREORDER = "WAT"
-"""The static preorder of learned orders (lifetime width first, where the weights act)."""
+PREORDER = PREORDERS[0]
+"""The static preorder of learned orders, ``WAT`` (lifetime width first, where the weights
+act): the one a search runs with ``round_robin`` off."""
+SCORE_DIGITS = 6
+"""Decimals each score is rounded to before it boosts an order, so that the scores a record
+keeps rebuild that very order (:func:`replay_learned`)."""
 
 
 class Learner:
@@ -77,12 +81,33 @@ class Learner:
                 for b in range(len(prep.sizes))]
 
     def order(self, rng: random.Random, scores: list[float] | None = None) -> Prepared:
-        """The next order: ``prep`` with its widths jittered by ``rng`` and boosted by
-        ``scores`` (default: :meth:`scores`); the same ``rng`` state and scores give the
-        same order."""
+        """The next order: ``prep`` jittered by ``rng`` with each buffer's width boosted by
+        ``exp(BOOST * score)`` (``scores``, default :meth:`scores`); the same ``rng`` state
+        and scores give the same order."""
         scores = self.scores() if scores is None else scores
-        widths = []
-        for width, score in zip(self.prep.width, scores):
-            factor = round(1024 * math.exp(rng.gauss(0.0, RANK_JITTER) + BOOST * score))
-            widths.append(min(max(1, width * factor // 1024), 1 << 62))
-        return with_widths(self.prep, tuple(widths))
+        return jittered(self.prep, rng, boosts=[BOOST * score for score in scores])
+
+    def probe(self, capacity: int, rng: random.Random, params: SearchParams,
+              deadline: float | None, stop: bytearray | None = None):
+        """Decide ``capacity`` (scaled units) in the next order (:meth:`order`, its scores
+        rounded to :data:`SCORE_DIGITS` decimals), searched with ``params`` but the preorder
+        :data:`PREORDER` alone, until ``deadline``; then learn from its failed checks.
+        Returns :func:`~optplan.exact._search_core.decide`'s answer, the probe's nodes and
+        the scores the order was drawn with."""
+        scores = [round(score, SCORE_DIGITS) for score in self.scores()]
+        stats = {"nodes": 0, "failures": self.counter()}
+        answer = decide(self.order(rng, scores), capacity,
+                        dataclasses.replace(params, round_robin=False), deadline, stats,
+                        stop=stop)
+        self.learn(stats["failures"])
+        return answer, stats["nodes"], scores
+
+
+def replay_learned(prep: Prepared, seed: int, draw: int, scores: list[float]) -> Prepared:
+    """The ``draw``-th learned order (counting from 1) of a stream of orders drawn from
+    ``random.Random(seed)``, drawn with the buffers' ``scores`` as a record keeps them: each
+    order before it drew one number per buffer from the stream, whatever its scores."""
+    rng = random.Random(seed)
+    for _ in range(draw - 1):
+        jittered(prep, rng)
+    return Learner(prep).order(rng, scores)

@@ -22,12 +22,12 @@ import time
 from optplan import __version__
 from optplan.errors import InputError
 from optplan.exact import layers, skyline
-from optplan.exact._search_core import (ENGINES, PREORDERS, RANK_JITTER, TIMEOUT, Prepared,
-                                        SearchParams, decide, jittered, prepare)
+from optplan.exact._search_core import (ENGINES, PREORDERS, TIMEOUT, Prepared, SearchParams,
+                                        decide, jittered, prepare)
 from optplan.exact.bands import repack_bands
 from optplan.exact.beam import beam
 from optplan.exact.chains import chained
-from optplan.exact.failures import PREORDER, Learner
+from optplan.exact.failures import PREORDER, Learner, replay_learned
 from optplan.exact.budget import SPLIT
 from optplan.exact.offsets_bound import breadth_capacity, granule, refute_upward
 from optplan.exact.run import ExactRun
@@ -326,26 +326,22 @@ class _Progress:
         chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
         learner = self.learners.setdefault(chains is not None, Learner(base))
-        learned = dataclasses.replace(params, round_robin=False)
         began = time.perf_counter()
         stop_at = began + REPACK_STALL
         stop_at = stop_at if deadline is None else min(stop_at, deadline)
-        draws, nodes, outcome, found, scores = 0, 0, "timeout", None, []
+        draws, nodes, outcome, found, scores, last = 0, 0, "timeout", None, [], 0
         while not self.stop[0] and time.perf_counter() < stop_at:
-            stats = {"nodes": 0, "failures": learner.counter()}
-            now = time.perf_counter()
-            scores = [round(score, 6) for score in learner.scores()]
-            result = decide(learner.order(rng, scores), capacity, learned,
-                            min(now + IMPROVE_SLICE, stop_at), stats, stop=self.stop)
-            learner.learn(stats["failures"])
-            draws, nodes = draws + 1, nodes + stats["nodes"]
+            result, last, scores = learner.probe(
+                capacity, rng, params, min(time.perf_counter() + IMPROVE_SLICE, stop_at),
+                self.stop)
+            draws, nodes = draws + 1, nodes + last
             answer, found = _answer(result, chains)
             if answer in ("feasible", "infeasible"):  # the order decided the bound
                 outcome = answer
                 break
         if draws:
             self.record(BOUND_ROUND, capacity, outcome, time.perf_counter() - began, nodes,
-                        found, jittered=True, seed=seed, draws=draws, last_nodes=stats["nodes"],
+                        found, jittered=True, seed=seed, draws=draws, last_nodes=last,
                         preorder=PREORDER, scores=scores,
                         **({"chains": True} if chains is not None else {}))
 
@@ -484,17 +480,6 @@ def replay_probe(prep: Prepared, seed: int, probes: list[dict], index: int,
     if chains is None:
         return found, stats["nodes"]
     return (chains.expand(found) if isinstance(found, list) else found), stats["nodes"]
-
-
-def replay_learned(prep: Prepared, seed: int, draw: int, scores: list[float]) -> Prepared:
-    """The ``draw``-th failure-directed order (counting from 1) of a round at the bound with
-    ``seed``, drawn with the buffers' ``scores`` as its record keeps them: every order before
-    it drew one number per buffer from the round's generator, whatever its scores."""
-    rng = random.Random(seed)
-    for _ in range(draw - 1):
-        for _ in prep.width:
-            rng.gauss(0.0, RANK_JITTER)
-    return Learner(prep).order(rng, scores)
 
 
 @register("search", Problem.OFFSETS, kind="exact",
