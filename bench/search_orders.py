@@ -16,7 +16,9 @@ with its chains merged (:mod:`optplan.exact.chains`), as ``search``'s random pro
 them; a probe of it that finds nothing proves nothing and counts as not packed. With
 ``--learn`` the orders are failure-directed (:mod:`optplan.exact.failures`, preorder
 ``WAT`` alone), as the search's rounds at the bound draw them: each learns from the failed
-section checks of the orders before it at the same capacity. With
+section checks of the orders before it at the same capacity; with ``--prefixes`` as well,
+most orders also keep a prefix of the deepest path the orders before reached
+(:meth:`optplan.exact.failures.Learner.prefix`), as the search's rounds draw them. With
 ``--window FIRST:END`` it samples the buffers live in those sections alone (whole
 lifetimes), at the same capacities, above the whole instance's max breadth: where in time an
 instance's packings get hard. With ``--complete SECONDS`` as well, CP-SAT (2 workers) then
@@ -33,6 +35,7 @@ of 15,000 (``paper/results/search/orders.jsonl``).
     python bench/search_orders.py --instances J --above 0,1 --chains --window 0:196
     python bench/search_orders.py --instances J --above 0 --chains --window 0:189 --complete 5
     python bench/search_orders.py --instances J --above 0 --chains --learn --probes 3000
+    python bench/search_orders.py --instances J --above 0 --chains --learn --prefixes
 """
 
 from __future__ import annotations
@@ -78,7 +81,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--learn", action="store_true",
                         help="failure-directed orders (optplan.exact.failures): each order "
                              "learns from the failed section checks of the ones before, "
-                             "preorder WAT alone, as the search's rounds at the bound draw them")
+                             "preorder WAT alone, as the search's rounds at the bound drew them "
+                             "before they kept prefixes")
+    parser.add_argument("--prefixes", action="store_true",
+                        help="with --learn: orders that also keep a prefix of the deepest "
+                             "path reached so far, as the search's rounds at the bound draw "
+                             "them")
     parser.add_argument("--window", metavar="FIRST:END",
                         help="only the buffers live in sections FIRST..END-1 (whole "
                              "lifetimes), at capacities above the whole instance's max breadth")
@@ -108,11 +116,13 @@ def above_option(text: str) -> tuple:
 
 
 def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
-                 seed: int, chains=None, completion=None, learn: bool = False) -> dict:
+                 seed: int, chains=None, completion=None, learn: bool = False,
+                 prefixes: bool = False) -> dict:
     """``capacity`` (scaled units) decided in ``probes`` random orders drawn from ``seed``,
     of the chained instance when ``chains`` (:func:`optplan.exact.chains.chained`) is given;
     with ``learn``, failure-directed orders (:class:`optplan.exact.failures.Learner`, one
-    per capacity, preorder :data:`~optplan.exact.failures.PREORDER` alone).
+    per capacity, preorder :data:`~optplan.exact.failures.PREORDER` alone), keeping
+    prefixes of the deepest path with ``prefixes``.
     ``completion``, when given, is called with each packing (offsets in bytes) and the
     order's draw and answers ``"completed"``, ``"refuted"`` or ``"open"`` and its wall
     seconds: the entry counts each outcome and lists the seconds."""
@@ -120,13 +130,13 @@ def probe_orders(instance, prep, capacity: int, probes: int, seconds: float,
     packed, nodes, spent, packing_nodes, packing_draws = 0, 0, 0.0, [], []
     completions, completing = dict.fromkeys(COMPLETIONS, 0), []
     base = prep if chains is None else chains.prep
-    learner = Learner(base) if learn else None
+    learner = Learner(base, seed, prefixes) if learn else None
     for draw in range(1, probes + 1):
         stats = {"nodes": 0}
         began = time.perf_counter()
         if learn:
-            answer, stats["nodes"], _ = learner.probe(capacity, rng, SearchParams(),
-                                                      began + seconds)
+            answer, stats["nodes"], *_ = learner.probe(capacity, rng, SearchParams(),
+                                                       began + seconds)
         else:
             answer = decide(jittered(base, rng), capacity, deadline=began + seconds,
                             stats=stats)
@@ -202,6 +212,9 @@ def main(argv=None) -> int:
              "a positive time limit")]))
     if not files or options is None:
         return 2 if files else 0
+    if args.prefixes and not args.learn:
+        print("--prefixes: needs --learn, whose orders keep them", file=sys.stderr)
+        return 2
     if args.complete is not None and args.window is None:
         print("--complete: needs --window, the part whose packings CP-SAT completes",
               file=sys.stderr)
@@ -210,7 +223,8 @@ def main(argv=None) -> int:
     print(f"{'learned' if args.learn else 'random'} orders of the search, {args.probes} per "
           f"capacity, at most {args.probe_seconds:g} s each (seed {args.seed}, spread "
           f"{RANK_JITTER:g}" + (", chains merged" if args.chains else "")
-          + (f", preorder {PREORDER}" if args.learn else "") + ")")
+          + (f", preorder {PREORDER}" if args.learn else "")
+          + (", prefixes kept" if args.learn and args.prefixes else "") + ")")
     for name, whole, whole_prep, breadth, step in suite_instances(files, sections=True):
         window = (0, whole_prep.num_sections) if args.window is None else window_option(
             args.window, whole_prep.num_sections)
@@ -231,7 +245,7 @@ def main(argv=None) -> int:
                 whole, whole_prep, chosen, capacity * prep.scale, args.complete)
             row = {"above_percent": percent} | probe_orders(
                 instance, prep, capacity, args.probes, args.probe_seconds, args.seed, chains,
-                completion, args.learn)
+                completion, args.learn, args.prefixes)
             rows.append(row)
             packed = row["packed"]
             median = f"{statistics.median(row['packing_nodes']):,.0f}" if packed else "-"
@@ -255,8 +269,8 @@ def main(argv=None) -> int:
                                          else len(instance),
                                          "capacities": rows}
                                         | ({"window": list(window)} if args.window else {})
-                                        | ({"learn": True, "preorder": PREORDER}
-                                           if args.learn else {})
+                                        | ({"learn": True, "preorder": PREORDER,
+                                            "prefixes": args.prefixes} if args.learn else {})
                                         | ({"complete_seconds": args.complete}
                                            if args.complete is not None else {}))
                             + "\n")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from optplan import Instance
 from optplan.bounds import max_breadth
 from optplan.exact._search_core import SearchParams, decide, jittered, prepare
-from optplan.exact.failures import BOOST, DECAY, Learner
+from optplan.exact.failures import BOOST, DECAY, PATH_PROBES, PREFIX_SHARE, Learner
 from optplan.exact.search import replay_learned
 
 
@@ -71,8 +71,9 @@ def test_a_learned_order_replays_from_its_seed_draw_and_scores():
 @settings(max_examples=60, deadline=None)
 @given(st.randoms(use_true_random=False))
 def test_a_learned_order_decides_the_same_question_and_learns_from_its_failures(rng):
-    # Sound like every static rank: a learned order packs exactly the capacities the plain
-    # one does; one below the max breadth fails a check in some section, which it learns.
+    # Sound like every static rank: a learned order (keeping a prefix of the deepest path
+    # so far, when it draws one) packs exactly the capacities the plain one does; one below
+    # the max breadth fails a check in some section, which it learns.
     triples = []
     for _ in range(rng.randint(2, 9)):
         first = rng.randint(0, 6)
@@ -82,12 +83,50 @@ def test_a_learned_order_decides_the_same_question_and_learns_from_its_failures(
     learner, orders = Learner(prep), random.Random(rng.random())
     breadth = max_breadth(instance) // prep.scale
     for capacity in range(breadth - 1, breadth + 3):
-        stats = {"nodes": 0, "failures": learner.counter()}
-        learned = decide(learner.order(orders), capacity, SearchParams(round_robin=False), None,
-                         stats)
+        stats = {"nodes": 0, "failures": learner.counter(), "deepest": []}
+        learned = decide(learner.order(orders, None, learner.prefix()), capacity,
+                         SearchParams(round_robin=False), None, stats)
         plain = decide(prep, capacity, SearchParams(), None, {})
         assert (learned is None) == (plain is None)
         if capacity < breadth:  # (a tensor above the capacity is refuted before any check)
             assert learned is None
             assert stats["failures"].sum() >= (max(prep.sizes) <= capacity)
-        learner.learn(stats["failures"])
+        learner.learn(stats["failures"], stats["deepest"])
+
+
+def test_a_prefixed_order_ranks_the_prefix_first_in_its_order_and_replays():
+    _, prep = prepared([(100 * first, 100 * last + 99, size) for first, last, size in TRIPLES])
+    learner = Learner(prep)
+    scores, prefix = [0.0, 0.0, 0.0, 1.0, 0.0, 0.5], [4, 1, 5]
+    order = learner.order(random.Random(3), scores, prefix)
+    plain = learner.order(random.Random(3), scores)
+    by_width = sorted(range(len(TRIPLES)), key=lambda b: -order.width[b])
+    assert by_width[:3] == prefix  # widths above every other, in the prefix's order
+    assert [order.width[b] for b in (0, 2, 3)] == [plain.width[b] for b in (0, 2, 3)]
+    assert replay_learned(prep, 3, 1, scores, prefix).width == order.width
+
+
+def test_the_learner_keeps_the_deepest_path_until_it_goes_stale():
+    _, prep = prepared(TRIPLES)
+    learner, none = Learner(prep, seed=5), np.zeros(2, dtype=np.int64)
+    assert learner.prefix() == []  # nothing kept yet
+    learner.learn(none, [2, 0])
+    learner.learn(none, [1])  # shallower: the deeper path stays
+    assert learner.path == [2, 0]
+    learner.learn(none, [1, 3])  # as deep: the newer replaces it
+    assert learner.path == [1, 3] and learner.stale == 3
+    learner.learn(none, [1, 3, 0])  # deeper: kept, and fresh again
+    assert learner.path == [1, 3, 0] and learner.stale == 1
+    prefixes = [learner.prefix() for _ in range(400)]
+    assert all(p == [1, 3, 0][:len(p)] and len(p) < 3 for p in prefixes)  # one dropped at least
+    share = sum(bool(p) for p in prefixes) / len(prefixes)
+    assert 0.2 < share < PREFIX_SHARE  # some orders keep a prefix, some start afresh
+    for _ in range(PATH_PROBES):
+        learner.learn(none, [0])
+    assert learner.path == []  # gone stale: the next probe starts afresh
+    learner.learn(none, [2, 0])
+    learner.learn(none, list(range(len(TRIPLES))))  # a packing: not kept
+    assert learner.path == []
+    without = Learner(prep, prefixes=False)
+    without.learn(none, [2, 0])
+    assert without.path == [2, 0] and not any(without.prefix() for _ in range(50))

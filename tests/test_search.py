@@ -190,33 +190,46 @@ def random_switches(rng: random.Random) -> SearchParams:
     return SearchParams(**{name: rng.random() < 0.7 for name in SearchParams.switch_names()})
 
 
-def failure_counts(prep) -> dict:
-    """A ``stats`` dict of :func:`decide` that counts failed section checks per section."""
-    return {"failures": np.zeros(prep.num_sections, dtype=np.int64)}
+def traced_stats(prep) -> dict:
+    """A ``stats`` dict of :func:`decide` that counts failed section checks per section and
+    keeps the path to the deepest node."""
+    return {"failures": np.zeros(prep.num_sections, dtype=np.int64), "deepest": []}
+
+
+def assert_same_trace(ours: dict, reference: dict, context, packed: int | None = None) -> None:
+    """Both engines counted the same failures and kept the same deepest path; when the first
+    preorder's search packed ``packed`` buffers, that path places each of them once."""
+    assert (ours["failures"] == reference["failures"]).all(), context
+    assert ours["deepest"] == reference["deepest"], context
+    if packed is not None:
+        assert sorted(ours["deepest"]) == list(range(packed)), context
 
 
 def test_compiled_core_searches_the_reference_tree_node_for_node():
     # Same answer, same offsets, same node count, the same failed checks in the same
-    # sections: the C extension is the Python search.
+    # sections, the same deepest path: the C extension is the Python search.
     rng = random.Random(2718)
-    compared = failed = 0
+    compared = failed = deep = 0
     for trial in range(100):
         instance = random_instance(rng, max_tensors=9) if trial % 2 else medium_instance(rng)
         prep = prepare(instance.first_ops, instance.last_ops, instance.sizes, instance.alignment)
         breadth = max_breadth(instance) // prep.scale
         for capacity in (breadth - 1, breadth, breadth + 1, breadth + 3):
             params = random_switches(rng)
-            reference, ours = failure_counts(prep), failure_counts(prep)
+            reference, ours = traced_stats(prep), traced_stats(prep)
             expected = decide(prep, capacity, params, time.perf_counter() + 0.2, reference,
                               engine="python")
             if expected is TIMEOUT:  # (a few switch-poor searches run long in Python)
                 continue
             assert decide(prep, capacity, params, None, ours) == expected, (instance, params)
             assert ours["nodes"] == reference["nodes"], (instance, capacity, params)
-            assert (ours["failures"] == reference["failures"]).all(), (instance, params)
+            alone = isinstance(expected, list) and not params.round_robin
+            assert_same_trace(ours, reference, (instance, params),
+                              len(prep.sizes) if alone else None)
             failed += int(ours["failures"].sum() > 0)
+            deep += 0 < len(ours["deepest"]) < len(prep.sizes)
             compared += 1
-    assert compared >= 300 and failed >= 50
+    assert compared >= 300 and failed >= 50 and deep >= 50
 
 
 def tight_instance(rng: random.Random) -> Instance:
@@ -266,12 +279,12 @@ def test_compiled_core_matches_the_reference_on_minimalloc_instances(minimalloc_
     instance = read_minimalloc_csv(minimalloc_dir / "challenging" / f"{name}.1048576.csv")
     prep = prepare(instance.first_ops, instance.last_ops, instance.sizes)
     capacity = max_breadth(instance) if capacity is None else capacity
-    runs = {engine: failure_counts(prep) for engine in ENGINES}
+    runs = {engine: traced_stats(prep) for engine in ENGINES}
     found = {engine: decide(prep, capacity // prep.scale, SearchParams(), None, runs[engine],
                             engine=engine) for engine in ENGINES}
     assert found["compiled"] == found["python"] is not None
     assert runs["compiled"]["nodes"] == runs["python"]["nodes"] > 1000
-    assert (runs["compiled"]["failures"] == runs["python"]["failures"]).all()
+    assert_same_trace(runs["compiled"], runs["python"], name)
 
 
 # -- random orders: the same question, searched in another order ------------------------

@@ -146,3 +146,26 @@ def test_a_round_at_a_bound_below_the_optimum_refutes_it_when_it_searches_the_in
     [record] = progress.probes
     assert (record["result"], record["draws"], progress.bound) == ("infeasible", 1, 20)
     assert "chains" not in record and progress.run.bound == 20
+
+
+@pytest.mark.peer
+def test_with_two_workers_the_prove_loop_turns_to_the_bound_after_its_refuting_share(
+        minimalloc_dir):
+    # MiniMalloc's D at 4 s: the prove loop refutes D's bound (its optimum) for
+    # SPLIT.search_refute of the time, then its first round probes the bound in
+    # failure-directed orders, each keeping a prefix of the deepest path so far or none.
+    from optplan.exact.budget import SPLIT
+
+    limit = 4.0
+    instance = read_minimalloc_csv(minimalloc_dir / "challenging" / "D.1048576.csv")
+    result = solve(instance, "search", "offsets", time_limit=limit, workers=2, seed=0)
+    probes = result.info["probes"]
+    [prove] = [probe for probe in probes if probe["loop"] == "prove"]
+    assert prove["result"] == "timeout" and prove["seconds"] < limit * SPLIT.search_refute + 0.5
+    [round_] = [probe for probe in probes if probe["loop"] == BOUND_ROUND]
+    assert round_["seed"] == 0 and round_["draws"] >= 5 and round_["chains"]
+    assert round_["seconds"] > limit * (1 - SPLIT.search_refute) - 1.5 or (
+        round_["result"] == "feasible")
+    assert all(0 <= buffer < len(chained(prepare(
+        instance.first_ops, instance.last_ops, instance.sizes)).groups)
+        for buffer in round_["prefix"])

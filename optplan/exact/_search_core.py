@@ -246,8 +246,12 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
     ``stats["nodes"]`` accumulates the nodes searched. When ``stats["failures"]`` is given
     (an int64 numpy array, one entry per section), every section check that fails adds one
     at the first section that failed (:mod:`optplan.exact.failures` learns orders from
-    them). ``engine`` (one of :data:`ENGINES`) picks the implementation; both search the
-    same tree and count the same nodes and failures.
+    them). When ``stats["deepest"]`` is given (a list), it is set to the longest sequence of
+    placements that passed the section check on one path of the first preorder's search,
+    in the order placed (all the buffers when it packed)
+    (the order a failure-directed probe keeps a prefix of). ``engine`` (one of
+    :data:`ENGINES`) picks the implementation; both search the same tree and count the same
+    nodes, failures and deepest path.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
@@ -272,7 +276,8 @@ def decide(prep: Prepared, capacity: int, params: SearchParams = SearchParams(),
         return _decide_compiled(prep, capacity, params, deadline, stats, preorders, stop)
     arrays = _Arrays.build(prep)
     searches = [_Search(prep, arrays, capacity, params, deadline, preorder, stop,
-                        stats.get("failures")) for preorder in preorders]
+                        stats.get("failures"), stats.get("deepest") if k == 0 else None)
+                for k, preorder in enumerate(preorders)]
     # Round robin: each search runs SLICE_NODES nodes in turn and then pauses where it is
     # (the searches are generators), so no work is redone; the first to finish answers.
     running = [(search, search.run()) for search in searches]
@@ -346,11 +351,14 @@ def _decide_compiled(prep: Prepared, capacity: int, params: SearchParams,
                 params.transposition)
     seconds = -1.0 if deadline is None else max(0.0, deadline - time.perf_counter())
     n = len(prep.sizes)
+    deepest = None if stats.get("deepest") is None else np.zeros(n + 1, dtype=np.int64)
     code, offsets, nodes = _search_ext.decide(
         n, prep.num_sections, prep.alignment, *prep.compiled_arrays, capacity, switches,
         tuple(preorders), SLICE_NODES, seconds, stop, table_entries(n), TABLE_MIN_NODES,
-        stats.get("failures"))
+        stats.get("failures"), deepest)
     stats["nodes"] += nodes
+    if deepest is not None:
+        stats["deepest"][:] = deepest[1:1 + deepest[0]].tolist()
     return offsets if code == 1 else None if code == 0 else TIMEOUT
 
 
@@ -401,9 +409,12 @@ class _Search:
 
     def __init__(self, prep: Prepared, arrays: "_Arrays", capacity: int,
                  params: SearchParams, deadline: float | None, preorder: str,
-                 stop: bytearray | None, failures: np.ndarray | None = None):
+                 stop: bytearray | None, failures: np.ndarray | None = None,
+                 deepest: list | None = None):
         self.prep = prep
         self.failures = failures  # None, or per section: the checks that failed there
+        self.deepest = deepest  # None, or the longest path of placements that fit
+        self.sequence: list[int] = []  # the placements on the current path, in order
         self.capacity = capacity
         self.params = params
         self.deadline = deadline
@@ -579,6 +590,8 @@ class _Search:
                 continue
             self.solution[b] = place
             lowest[b] = PLACED
+            mark = len(self.sequence)
+            self.sequence.append(b)
             lifted_to = top if alignment == 1 else -(-top // alignment) * alignment
             around = neighbours[b]
             around_lowest = lowest[around]  # placed neighbours read as PLACED
@@ -601,6 +614,8 @@ class _Search:
             else:
                 check_lo, check_hi = lo, hi
             if self._sections_fit(check_lo, check_hi, place):
+                if self.deepest is not None and len(self.sequence) > len(self.deepest):
+                    self.deepest[:] = self.sequence
                 if params.dynamic_decomposition:
                     found = yield from self._decompose(b, part, place, rank)
                 else:
@@ -610,8 +625,9 @@ class _Search:
                 floor[lo:hi] = saved_floors
             lowest[lifted] = before
             lowest[b] = place
-            if found:
+            if found:  # a packed part's placements stay in the sequence
                 return True
+            del self.sequence[mark:]
             # ``b`` overlaps no unplaced buffer: its offset can never change, and every later
             # sibling sorts after it, so no later branch can place it.
             if params.sibling_pruning and (not len(around)

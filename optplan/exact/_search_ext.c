@@ -73,6 +73,7 @@ typedef struct {
     i64 b, place, lifted, num_lifted, saved_floors;
     int lonely;        /* b overlaps no unplaced buffer */
     int decomposed;    /* the cut counts of b's sections were lowered */
+    i64 sequence_mark; /* the length of the placement sequence before b */
     /* PARTS */
     i64 parts, num_parts, next_part;
 } Frame;
@@ -85,6 +86,8 @@ typedef struct {
     i64 *lowest, *total, *floor, *cuts, *solution;
     i64 *witness;      /* per section: where its member scan last succeeded */
     i64 *failures;     /* NULL, or per section: the checks that failed there (added to) */
+    i64 *sequence, length;   /* NULL, or the buffers placed on the current path, in order */
+    i64 *deepest, deepest_length; /* the longest sequence that passed the section check */
     i64 nodes;
     int counted;       /* the current node was counted before a pause */
     Frame *frames;
@@ -418,6 +421,7 @@ static int fail_node(Search *s, Frame *f)
 /* Undo the placement of frame f's current candidate. */
 static void undo_candidate(Search *s, Frame *f)
 {
+    s->length = f->sequence_mark;
     const Instance *in = s->in;
     i64 b = f->b, lo = in->start[b], hi = in->end[b], size = in->sizes[b];
     if (f->decomposed) {
@@ -528,6 +532,8 @@ static int next_candidate(Search *s, Frame *f)
         if (top > capacity) continue;
         s->solution[b] = place;
         s->lowest[b] = PLACED;
+        f->sequence_mark = s->length;
+        if (s->sequence) s->sequence[s->length++] = b;
         i64 lifted_to = in->alignment == 1 ? top
                         : (top + in->alignment - 1) / in->alignment * in->alignment;
         i64 degree = in->nb_ptr[b + 1] - in->nb_ptr[b];
@@ -564,6 +570,10 @@ static int next_candidate(Search *s, Frame *f)
         }
         for (i64 k = lo; k < hi; k++) s->total[k] -= size;
         if (sections_fit(s, check_lo, check_hi, place)) {
+            if (s->length > s->deepest_length) {  /* (length stays 0 without a sequence) */
+                s->deepest_length = s->length;
+                memcpy(s->deepest, s->sequence, (size_t)s->length * sizeof(i64));
+            }
             if (p->dynamic_decomposition) {
                 /* the reference's ``_decompose``: split where no unplaced buffer crosses a
                  * section boundary any more */
@@ -656,8 +666,10 @@ static int step(Search *s, i64 slice)
             else if (status == 1) status = 0;
         } else {
             int found = s->ret;
+            i64 length = s->length;
             undo_candidate(s, f);
             if (found) {
+                s->length = length;  /* a packed part's placements stay in the sequence */
                 pop_frame(s, 1);
                 continue;
             }
@@ -679,6 +691,8 @@ static void free_search(Search *s)
     free(s->cuts);
     free(s->witness);
     free(s->solution);
+    free(s->sequence);
+    free(s->deepest);
     free(s->frames);
     free(s->pool);
     free(s->table.arena);
@@ -687,7 +701,7 @@ static void free_search(Search *s)
 
 static int init_search(Search *s, const Instance *in, const Params *p, i64 capacity,
                        const char *preorder, const i64 *totals, const i64 *cuts,
-                       i64 table_entries, i64 table_min_nodes, i64 *failures)
+                       i64 table_entries, i64 table_min_nodes, i64 *failures, int track)
 {
     memset(s, 0, sizeof(*s));
     s->failures = failures;
@@ -704,6 +718,11 @@ static int init_search(Search *s, const Instance *in, const Params *p, i64 capac
     s->cuts = malloc((size_t)(sections ? sections : 1) * sizeof(i64));
     s->solution = calloc((size_t)n + 1, sizeof(i64));
     s->witness = malloc((size_t)(sections ? sections : 1) * sizeof(i64));
+    if (track) {
+        s->sequence = malloc((size_t)(n + 1) * sizeof(i64));
+        s->deepest = malloc((size_t)(n + 1) * sizeof(i64));
+        if (!s->sequence || !s->deepest) return -1;
+    }
     if (!s->lowest || !s->total || !s->floor || !s->cuts || !s->solution || !s->witness)
         return -1;
     for (i64 k = 0; k < sections; k++) s->witness[k] = in->sec_ptr[k];
@@ -714,10 +733,29 @@ static int init_search(Search *s, const Instance *in, const Params *p, i64 capac
     return 0;
 }
 
+/* An optional output argument: None (``array->held`` stays 0) or a writable int64 buffer of
+ * at least ``at_least`` values (released on error). */
+static int get_output(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
+{
+    if (object == Py_None) return 0;
+    if (PyObject_GetBuffer(object, &array->view,
+                           PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return -1;
+    array->held = 1;
+    if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
+                     at_least);
+        PyBuffer_Release(&array->view);
+        array->held = 0;
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(decide_doc,
 "decide(n, sections, alignment, sizes, width, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx,\n"
 "       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop,\n"
-"       table_entries, table_min_nodes, failures)\n"
+"       table_entries, table_min_nodes, failures, deepest)\n"
 "--\n\n"
 "Search for a packing with every top <= capacity (scaled units). Arrays are int64;\n"
 "``switches`` is (canonical, section_inference, unplaced_floor, dominance,\n"
@@ -728,7 +766,10 @@ PyDoc_STRVAR(decide_doc,
 "code 1 packed (offsets a list), 0 no packing, -1 out of time or stopped. A search keeps\n"
 "at most ``table_entries`` failed nodes, those with >= ``table_min_nodes`` nodes below.\n"
 "``failures`` is None or a writable int64 array of >= ``sections`` values: each failed\n"
-"section check adds one at the first section that failed (every preorder's search).");
+"section check adds one at the first section that failed (every preorder's search).\n"
+"``deepest`` is None or a writable int64 array of >= n + 1 values: on return it holds the\n"
+"length and then the buffers, in the order placed, of the longest sequence of placements\n"
+"that passed the section check on one path of the first preorder's search.");
 
 static PyObject *decide(PyObject *self, PyObject *args)
 {
@@ -736,31 +777,24 @@ static PyObject *decide(PyObject *self, PyObject *args)
     Py_ssize_t n, sections;
     long long alignment, capacity, slice, table_entries, table_min_nodes;
     double seconds;
-    PyObject *objects[10], *switches, *preorders, *stop_object, *failures_object;
-    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdOLLO", &n, &sections, &alignment,
+    PyObject *objects[10], *switches, *preorders, *stop_object, *failures_object,
+             *deepest_object;
+    if (!PyArg_ParseTuple(args, "nnLOOOOOOOOOOLOOLdOLLOO", &n, &sections, &alignment,
                           &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
                           &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
                           &capacity, &switches, &preorders, &slice, &seconds, &stop_object,
-                          &table_entries, &table_min_nodes, &failures_object))
+                          &table_entries, &table_min_nodes, &failures_object,
+                          &deepest_object))
         return NULL;
     Py_buffer stop_view;
     const volatile char *stop;
     if (get_stop(stop_object, &stop_view, &stop) < 0) return NULL;
-    Array failures = {0};
-    if (failures_object != Py_None) {
-        if (PyObject_GetBuffer(failures_object, &failures.view,
-                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
-            if (stop) PyBuffer_Release(&stop_view);
-            return NULL;
-        }
-        failures.held = 1;
-        if (failures.view.itemsize != 8 || failures.view.len / 8 < sections) {
-            PyErr_Format(PyExc_ValueError, "failures: expected at least %zd int64 values",
-                         sections);
-            PyBuffer_Release(&failures.view);
-            if (stop) PyBuffer_Release(&stop_view);
-            return NULL;
-        }
+    Array failures = {0}, deepest = {0};
+    if (get_output(failures_object, &failures, sections, "failures") < 0 ||
+        get_output(deepest_object, &deepest, n + 1, "deepest") < 0) {
+        if (failures.held) PyBuffer_Release(&failures.view);
+        if (stop) PyBuffer_Release(&stop_view);
+        return NULL;
     }
     static const char *names[10] = {"sizes", "width", "start", "end", "nb_ptr", "nb_idx",
                                     "sec_ptr", "sec_idx", "totals", "cuts"};
@@ -800,7 +834,8 @@ static PyObject *decide(PyObject *self, PyObject *args)
         }
         if (init_search(&searches[k], &in, &p, capacity, letters, arrays[8].view.buf,
                         arrays[9].view.buf, table_entries, table_min_nodes,
-                        failures.held ? failures.view.buf : NULL) < 0) {
+                        failures.held ? failures.view.buf : NULL,
+                        k == 0 && deepest.held) < 0) {
             PyErr_NoMemory();
             goto done;
         }
@@ -830,6 +865,11 @@ static PyObject *decide(PyObject *self, PyObject *args)
     }
     long long nodes = 0;
     for (int k = 0; k < num_searches; k++) nodes += searches[k].nodes;
+    if (deepest.held) {
+        i64 *out = deepest.view.buf;
+        out[0] = searches[0].deepest_length;
+        memcpy(out + 1, searches[0].deepest, (size_t)searches[0].deepest_length * sizeof(i64));
+    }
     PyObject *offsets;
     if (answer == 1) {
         offsets = PyList_New(n);
@@ -855,6 +895,7 @@ done:
         if (arrays[k].held) PyBuffer_Release(&arrays[k].view);
     if (stop) PyBuffer_Release(&stop_view);
     if (failures.held) PyBuffer_Release(&failures.view);
+    if (deepest.held) PyBuffer_Release(&deepest.view);
     return result;
 }
 

@@ -61,7 +61,9 @@ class TimeSplit:
     what is left) and the integer restricted master (of the stage's limit); ``first_probe``
     and ``later_probe``: a capacity bisection's lower-bound probe and every later probe (of
     what is left; the ``minimalloc`` peer), ``first_probe`` also ``search``'s *prove* loop
-    with one worker; ``relaxation``: preload's cumulative relaxation and its packings;
+    with one worker; ``search_refute``: with two workers, the share of the time ``search``'s
+    *prove* loop refutes its bound before it turns to the rounds that probe it;
+    ``relaxation``: preload's cumulative relaxation and its packings;
     ``slicing_search``: preload with layer slicing, the search over slicings before the joint
     model, and within it ``fluid_master`` (doubled when a master solve found nothing new),
     ``unsliced`` and ``fixed_slicing`` (of the stage's limit) for the first master solve, the
@@ -79,6 +81,7 @@ class TimeSplit:
     integer_master: float = 0.25
     first_probe: float = 0.5
     later_probe: float = 0.5
+    search_refute: float = 0.1
     relaxation: float = 0.3
     slicing_search: float = 0.6
     fluid_master: float = 0.25

@@ -8,7 +8,8 @@ capacities upward from the lower bound, and sweep short probes downward from the
 heuristic; with two workers both at once. A probe that finds no packing proves the bound
 C + one granule; a probe that runs out of time proves nothing. A run that has probed for a
 minute without closing the gap goes on in rounds that repack its best packing or probe the
-bound in random orders, in turn (:meth:`_Progress.repack`).
+bound in random orders, in turn (:meth:`_Progress.repack`); with two workers and a time
+limit the prove loop starts those rounds after its share of refuting, the bound's first.
 """
 
 from __future__ import annotations
@@ -304,7 +305,9 @@ class _Progress:
         """Probe the proven bound (loop :data:`BOUND_ROUND`) in fresh failure-directed orders
         (:class:`optplan.exact.failures.Learner`: random orders drawn from
         ``random.Random(seed)`` that move forward the buffers of the sections where the
-        probes before failed; preorder :data:`~optplan.exact.failures.PREORDER` alone), of
+        probes before failed, and most of which keep a prefix of the deepest path the probes
+        before reached; preorder :data:`~optplan.exact.failures.PREORDER` alone; one learner
+        per run, kept from round to round), of
         the instance with its chains merged when it has any and the switch ``chains`` is on
         (a packing there is a packing, a search that finds none proves nothing), each for
         :data:`IMPROVE_SLICE` seconds, until one decides the bound, :data:`REPACK_STALL`
@@ -313,8 +316,8 @@ class _Progress:
         search of the instance itself refuted the bound: it rises a granule), or
         ``"timeout"``; with the round's ``seconds`` and ``nodes``, its ``seed``, the orders it
         drew (``draws``; the last one decided, if one did), the nodes of the last
-        (``last_nodes``), its preorder and the buffers' ``scores`` it was drawn with:
-        :func:`replay_probe` searches that order again.
+        (``last_nodes``), its preorder, and the buffers' ``scores`` and the ``prefix`` it was
+        drawn with: :func:`replay_probe` searches that order again.
         On MiniMalloc's J, whose optimum is its max breadth, 2 of 15,000 plain random orders
         of 0.1 s pack it and about one failure-directed order in a thousand does
         (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``), where the
@@ -325,13 +328,15 @@ class _Progress:
         rng, capacity = random.Random(seed), self.bound
         chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
-        learner = self.learners.setdefault(chains is not None, Learner(base))
+        learner = self.learners.get(chains is not None)
+        if learner is None:
+            learner = self.learners[chains is not None] = Learner(base, self.beam_seed)
         began = time.perf_counter()
         stop_at = began + REPACK_STALL
         stop_at = stop_at if deadline is None else min(stop_at, deadline)
-        draws, nodes, outcome, found, scores, last = 0, 0, "timeout", None, [], 0
+        draws, nodes, outcome, found, scores, prefix, last = 0, 0, "timeout", None, [], [], 0
         while not self.stop[0] and time.perf_counter() < stop_at:
-            result, last, scores = learner.probe(
+            result, last, scores, prefix = learner.probe(
                 capacity, rng, params, min(time.perf_counter() + IMPROVE_SLICE, stop_at),
                 self.stop)
             draws, nodes = draws + 1, nodes + last
@@ -342,7 +347,7 @@ class _Progress:
         if draws:
             self.record(BOUND_ROUND, capacity, outcome, time.perf_counter() - began, nodes,
                         found, jittered=True, seed=seed, draws=draws, last_nodes=last,
-                        preorder=PREORDER, scores=scores,
+                        preorder=PREORDER, scores=scores, prefix=prefix,
                         **({"chains": True} if chains is not None else {}))
 
     def improve(self, params: SearchParams, deadline: float | None, engine: str,
@@ -472,7 +477,7 @@ def replay_probe(prep: Prepared, seed: int, probes: list[dict], index: int,
     chains = chained(prep) if probe.get("chains") else None
     base = prep if chains is None else chains.prep
     if "scores" in probe:  # a failure-directed order (a round at the bound)
-        order = replay_learned(base, seed, draw, probe["scores"])
+        order = replay_learned(base, seed, draw, probe["scores"], probe.get("prefix", []))
         params = dataclasses.replace(params, round_robin=False)
     else:
         order = base if draw is None else replay_order(base, seed, draw)
@@ -498,13 +503,14 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     run one after the other, *prove* for ``SPLIT.first_probe`` of the time
     (:data:`optplan.exact.budget.SPLIT`); with two
     (compiled engine) they run side by side in two threads until the incumbent meets the
-    bound or time runs out, and with a time limit *prove* refutes for ``SPLIT.first_probe``
-    of it, then beam-searches for packings at and above the bound (:meth:`_Progress.beam`) as
-    the improve loop does after its first sweep (switch ``beams``; off, it refutes to the
-    deadline). Once a run has searched for :data:`REPACK_AFTER` seconds without closing the
-    gap, both loops (compiled engine) go on in rounds that repack the incumbent or probe the
-    bound in random orders, in turn (:meth:`_Progress.repack`; switch ``repack``; the prove
-    loop only with beams on and a time limit).
+    bound or time runs out, and with a time limit *prove* refutes for
+    ``SPLIT.search_refute`` of it, then goes on in the last stage's rounds, the first of
+    which probes the bound in failure-directed orders (:meth:`_Progress.repack`,
+    :meth:`_Progress.bound_round`; switch ``repack``; off, it beam-searches for packings at
+    and above the bound, :meth:`_Progress.beam`, as the improve loop does after its first
+    sweep; with ``beams`` off too, it refutes to the deadline). The improve loop goes on in
+    those rounds once it has probed for :data:`REPACK_AFTER` seconds without closing the gap
+    (compiled engine).
 
     Parameters
     ----------
@@ -551,7 +557,7 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     run = ExactRun(instance, Problem.OFFSETS, solver=SOLVER, version=__version__,
                    time_limit=time_limit, workers=workers, seed=seed, default_workers=1)
     run.start(warm_start, initial_solution, fallback=stacked_offsets)
-    deadline, began = run.budget.deadline(), time.perf_counter()
+    deadline = run.budget.deadline()
     progress = _Progress(run, prep, breadth_capacity(instance, prep), beam_seed=run.seed << 20)
     rng = random.Random(run.seed)
     improve = functools.partial(progress.improve, params, deadline, engine, rng=rng)
@@ -570,9 +576,8 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
                     prove(deadline)
                 else:  # refute the bound for a share of the time, then try to pack it
                     now = time.perf_counter()
-                    prove(now + (deadline - now) * SPLIT.first_probe)
-                    if params.repack:  # beams for the first minute, then repacking too
-                        progress.beams_to(min(deadline, began + REPACK_AFTER))
+                    prove(now + (deadline - now) * SPLIT.search_refute)
+                    if params.repack:  # the last stage's rounds, the bound's first
                         progress.repack(deadline, params)
                     progress.beams_to(deadline)
             except BaseException as error:  # re-raised by the caller's thread below
