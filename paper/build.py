@@ -56,6 +56,7 @@ from optplan.analysis.tables import (bold_best, drop_duplicates,  # noqa: E402
                                      preload_table, SEARCH_RUNS, search_runs_table,
                                      search_table, seconds_cell, summary_table,
                                      median_runs)
+from optplan.exact.budget import SPLIT  # noqa: E402
 from optplan.exact.search import (BOUND_ROUND, IMPROVE_SLICE, REPACK_AFTER,  # noqa: E402
                                   REPACK_STALL, REPACKS, SearchParams, random_draw)
 
@@ -518,7 +519,8 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None,
             "NumBelowCapacityMiniMalloc", "NumAtCapacityMiniMalloc", "MaxTimeProofMiniMalloc",
             "TimeLimitsMiniMalloc", "MaxOpenGapMiniMalloc", "NumOptimalRunsSearchMiniMalloc",
             "NumOptimalRunsCpsatMiniMalloc", "NumRepetitionsMiniMalloc")} | {
-                "LongClosedMiniMalloc": ""}
+                "LongClosedMiniMalloc": "", "OpenMiniMallocNote": "",
+                "OpenMiniMallocInsight": "", "OpenMiniMallocClause": "the suite was not run"}
     repeated = plain(rows)
     optima = optimum_table(repeated).set_index("instance")
     rows = median_runs(repeated)  # a cell: the run of median time of a job's repetitions
@@ -586,6 +588,7 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None,
         gaps.append((entry["best_objective"] / entry["best_bound"] - 1) if entry["best_bound"]
                     else None)
     macros["MaxOpenGapMiniMalloc"] = _pct(max((g for g in gaps if g is not None), default=None))
+    macros |= open_sentences(open_names)
     caption = ("MiniMalloc's challenging suite: the capacity its benchmark files ask for, the "
                "max-breadth bound, the best heuristic arena, and each exact method's arena "
                "(* not proven optimal within the time limit) and wall time"
@@ -618,6 +621,27 @@ def minimalloc_latex(rows: pd.DataFrame, peers: pd.DataFrame | None = None,
     return latex_table(header, table_rows, caption=caption, label="tab:minimalloc", wide=True,
                        align="lrrrr" + "rr" * len(columns), bold=bold, spans=spans,
                        notes=notes if best_heuristic or proofs else ""), macros
+
+
+def open_sentences(open_names: list[str]) -> dict[str, str]:
+    """What the evaluation, the insight and the peers section say of the suite's instances
+    that no exact method proved within the limit (``open_names``), or of none being left:
+    ``OpenMiniMallocNote``, ``OpenMiniMallocInsight`` and ``OpenMiniMallocClause``."""
+    if not open_names:
+        return {"OpenMiniMallocNote": "No instance is left open within the limit.",
+                "OpenMiniMallocInsight": "Even so, every optimum is proven within the limit "
+                                         "(Table~\\ref{tab:minimalloc}).",
+                "OpenMiniMallocClause": "every optimum is proven within the limit"}
+    names = _words(open_names)
+    return {"OpenMiniMallocNote": f"Still open within the limit: {names}, with a remaining gap "
+                                  "of at most \\MaxOpenGapMiniMalloc\\,\\% between the best "
+                                  "arena and the best bound.",
+            "OpenMiniMallocInsight": f"There the bound is not reached on the open instances "
+                                     f"({names}), whose best arenas stay up to "
+                                     "\\MaxOpenGapMiniMalloc\\,\\% above the best proven "
+                                     "bound; whether the gap lies in the bound or in the arena "
+                                     "is open at that limit. \\SearchLongClosedNote",
+            "OpenMiniMallocClause": f"no method closes {names} within the limit"}
 
 
 SEARCH_STATUS = {"OPTIMAL": "opt.", "FEASIBLE": "feas."}
@@ -991,14 +1015,18 @@ def orders_subject(row: dict) -> str:
 
 def orders_name(row: dict) -> str:
     """What the orders note calls a row's sample: its subject (:func:`orders_subject`), and
-    "in failure-directed orders" for a row made with ``--learn``."""
-    return orders_subject(row) + (" in failure-directed orders" if row.get("learn") else "")
+    "in failure-directed orders" for a row made with ``--learn`` (its kind,
+    :func:`orders_kind`)."""
+    return orders_subject(row) + (f" in {orders_kind(row)} orders" if row.get("learn") else "")
 
 
 def orders_kind(row: dict) -> str:
     """The orders a row of ``bench/search_orders.py`` searched: ``"failure-directed"`` with
-    ``--learn`` (:mod:`optplan.exact.failures`), else ``"random"``."""
-    return "failure-directed" if row.get("learn") else "random"
+    ``--learn`` (:mod:`optplan.exact.failures`), ``"prefix-keeping failure-directed"`` with
+    ``--prefixes`` too, else ``"random"``."""
+    if not row.get("learn"):
+        return "random"
+    return ("prefix-keeping " if row.get("prefixes") else "") + "failure-directed"
 
 
 def orders_completion(entry: dict, row: dict) -> str:
@@ -1077,7 +1105,8 @@ def search_orders_bound_macros(rows) -> dict[str, str]:
     (random or failure-directed), of how long, and in how many nodes."""
     parts = []
     for row in sorted(rows, key=lambda row: (row["instance"], bool(row.get("chains")),
-                                             bool(row.get("learn")))):
+                                             bool(row.get("learn")),
+                                             bool(row.get("prefixes")))):
         if row.get("window"):
             continue
         for entry in row["capacities"]:
@@ -1178,6 +1207,16 @@ def _repacked(row: dict) -> str:
             f"({_words(methods)})")
 
 
+def round_order_kind(closing: dict) -> str:
+    """The orders of a round at the bound, by its record: ``"prefix-keeping
+    failure-directed"`` when it keeps the ``prefix`` its last order was drawn with,
+    ``"failure-directed"`` when only its ``scores``, else ``"random"`` (a round before
+    either)."""
+    if "prefix" in closing:
+        return "prefix-keeping failure-directed"
+    return "failure-directed" if "scores" in closing else "random"
+
+
 def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
     """``SearchLongNote``, ``SearchLongClosedNote``, ``SearchLongSeed`` and
     ``SearchLongCertificates``: what the long runs of the open
@@ -1214,8 +1253,7 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
                f": a round of {REPACKINGS[closing['method']]} (seed {closing['seed']}), "
                f"{_thousands(closing['steps'])} steps in, packed it"
                if closing.get("loop") == "repack" else
-               f": a round at the bound packed it, in "
-               f"{'failure-directed' if 'scores' in closing else 'random'} order "
+               f": a round at the bound packed it, in {round_order_kind(closing)} order "
                f"{_thousands(closing['draws'])} drawn from the round's seed {closing['seed']} "
                f"(probes of {IMPROVE_SLICE:g}\\,s)"
                if closing.get("loop") == BOUND_ROUND else "" if draw is None else
@@ -1251,6 +1289,7 @@ def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:
                                       for name, numbers in seeds.items())),
             "SearchLongCertificates": _words(certificates) or "none",
             "SearchRepackAfter": f"{REPACK_AFTER:g}", "SearchRepackStall": f"{REPACK_STALL:g}",
+            "SearchRefuteShare": f"{100 * SPLIT.search_refute:g}",
             "SearchRepackings": _words(REPACKINGS[name] for name in REPACKS)}
 
 

@@ -487,11 +487,14 @@ def test_the_orders_note_is_the_committed_orders(generated):
     learned = [{"instance": "Y", "probe_seconds": 1, "chains": True,
                 "capacities": capacities((0, 0))},
                {"instance": "Y", "probe_seconds": 1, "chains": True, "learn": True,
-                "capacities": capacities((0, 2))}]
+                "capacities": capacities((0, 2))},
+               {"instance": "Y", "probe_seconds": 1, "chains": True, "learn": True,
+                "prefixes": True, "capacities": capacities((0, 5))}]
     assert build.search_orders_macros(learned) == {"SearchOrdersNote": (
         "of 10 random orders searched for 1\\,s each, none packs Y with its chains merged at "
-        "its max breadth and 2 pack Y with its chains merged in failure-directed orders at its "
-        "max breadth")}
+        "its max breadth, 2 pack Y with its chains merged in failure-directed orders at its "
+        "max breadth and 5 pack Y with its chains merged in prefix-keeping failure-directed "
+        "orders at its max breadth")}
 
     def completed(done, refuted, unknown):
         return [{"above_percent": 0, "packed": done + refuted + unknown, "probes": 10,
@@ -539,14 +542,17 @@ def test_the_orders_bound_note_names_the_orders_that_packed_a_max_breadth(genera
 
     assert build.search_orders_bound_macros([
         row("Z", 1, [6364], chains=True), row("Y", 0, []), row("Y", 1, [7], window=[0, 9]),
-        row("Y", 2, [26475, 22697]), row("Z", 3, [9, 8, 7], chains=True, learn=True)]) == {
+        row("Y", 2, [26475, 22697]), row("Z", 3, [9, 8, 7], chains=True, learn=True),
+        row("Z", 2, [5, 4], chains=True, learn=True, prefixes=True)]) == {
             "SearchOrdersBoundNote": (
                 "2 of 20\\,000 random orders of Y, searched for 0.1\\,s each, pack it at its "
                 "max breadth, in 22\\,697 and 26\\,475 nodes; 1 of 20\\,000 random orders of Z "
                 "with its chains merged, searched for 0.1\\,s each, packs it at its max "
                 "breadth, in 6\\,364 nodes; 3 of 20\\,000 failure-directed orders of Z with "
                 "its chains merged, searched for 0.1\\,s each, pack it at its max breadth, in "
-                "7, 8 and 9 nodes")}
+                "7, 8 and 9 nodes; 2 of 20\\,000 prefix-keeping failure-directed orders of Z "
+                "with its chains merged, searched for 0.1\\,s each, pack it at its max "
+                "breadth, in 4 and 5 nodes")}
     assert build.search_orders_bound_macros([row("Y", 0, [])]) == {
         "SearchOrdersBoundNote": "no random order packs an instance at its max breadth"}
 
@@ -788,6 +794,9 @@ def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
 
     results = build.load_results([PAPER / "results" / "minimalloc"])
     suite = build.suites(results)[3]
+    # J open within the limit: the suite without the exact rows that proved it
+    suite = suite[~((suite["instance"] == "J") & (suite["kind"] == "exact")
+                    & (suite["status"] == "OPTIMAL"))]
     proven = next(name for name in "ABC" if name not in open_names)
     text, made = build.minimalloc_latex(suite, None, [
         {"instance": proven, "status": "OPTIMAL", "objective": 1, "wall_time_s": 1.0,
@@ -796,6 +805,13 @@ def test_the_minimalloc_table_names_what_a_long_run_closed(generated):
          "time_limit": 10.0}])
     assert made["LongClosedMiniMalloc"] == "" and "Run longer" not in text
     assert "J" in made["OpenMiniMalloc"]  # open within the suite's limit: a long proof counts
+    assert made["OpenMiniMallocNote"].startswith("Still open within the limit: ")
+    assert "J" in made["OpenMiniMallocClause"] and "J" in made["OpenMiniMallocInsight"]
+    assert build.open_sentences([]) == {
+        "OpenMiniMallocNote": "No instance is left open within the limit.",
+        "OpenMiniMallocInsight": "Even so, every optimum is proven within the limit "
+                                 "(Table~\\ref{tab:minimalloc}).",
+        "OpenMiniMallocClause": "every optimum is proven within the limit"}
     text, made = build.minimalloc_latex(suite, None, [
         {"instance": "J", "status": "OPTIMAL", "objective": 3, "wall_time_s": 99.0,
          "time_limit": 100.0}])
