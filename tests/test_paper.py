@@ -693,9 +693,12 @@ def test_the_long_run_note_names_how_each_long_run_ended(generated, tmp_path):
         "SearchLongSeed": "seed~0 for Y and seed~2 for Z",
         "SearchLongTally": "no instance was run at more than one seed",
         "SearchLongCertificates": "{\\urlstyle{tt}\\nolinkurl{Z.10.seed2.offsets.csv}}",
-        "SearchRepackAfter": "60", "SearchRepackStall": "300",
+        "SearchRepackAfter": "60", "SearchRepackStall": "300", "SearchRefuteShare": "10",
         "SearchRepackings": "layer search, skyline repacking and band repacking"}
     assert list(build.REPACKINGS) == list(build.REPACKS)  # every repacking named, in turn
+    assert [build.round_order_kind(record) for record in (
+        {"scores": [0.5], "prefix": []}, {"scores": [0.5]}, {})] == [
+            "prefix-keeping failure-directed", "failure-directed", "random"]
     assert build.search_long_macros([])["SearchLongClosedNote"] == ""
     beam = {"loop": "beam", "result": "feasible", "capacity": 10, "seconds": 17.16,
             "width": 2000, "seed": 4, "jittered": False}

@@ -319,12 +319,13 @@ class _Progress:
         (``last_nodes``), its preorder, and the buffers' ``scores`` and the ``prefix`` it was
         drawn with: :func:`replay_probe` searches that order again.
         On MiniMalloc's J, whose optimum is its max breadth, 2 of 15,000 plain random orders
-        of 0.1 s pack it and about one failure-directed order in a thousand does
-        (``bench/search_orders.py``; ``paper/results/search/orders.jsonl``), where the
-        repackings stop about 1 % above it. In plain random orders, the rounds of J's four
-        2400 s runs drew 40,905 orders and packed it once; in failure-directed ones, the first
-        round of each of four runs packed it, with its 67th to 1,796th order, 67-253 s into
-        the run (``paper/results/search/long_runs.jsonl``)."""
+        of 0.1 s pack it, about one failure-directed order in a thousand does, and 8 of 1,200
+        that also keep prefixes do (``bench/search_orders.py``;
+        ``paper/results/search/orders.jsonl``), where the repackings stop about 1 % above it.
+        In its 60 s runs (two workers) the prove loop's round, begun after 6 s of refuting,
+        packed J with its 31st to 242nd order at seeds 0-3 (9.1-30.7 s into the run) and
+        drew 528 orders without a packing at seed 4
+        (``paper/results/search/minimalloc_before_after.jsonl``, ``seeds.jsonl``)."""
         rng, capacity = random.Random(seed), self.bound
         chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
