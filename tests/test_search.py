@@ -232,6 +232,19 @@ def test_compiled_core_searches_the_reference_tree_node_for_node():
     assert compared >= 300 and failed >= 50 and deep >= 50
 
 
+@pytest.mark.parametrize("name, index", [("failures", -2), ("deepest", -1)])
+def test_the_compiled_core_refuses_output_arrays_too_short(name, index):
+    # failures needs a value per section, deepest the length and a buffer per placement.
+    from optplan.exact import _search_ext
+
+    prep = prepare([0, 1], [1, 2], [2, 3])
+    args = [2, prep.num_sections, 1, *prep.compiled_arrays, 5, (True,) * 7, ("WAT",), 1024,
+            -1.0, None, 256, 8, None, None]
+    args[index] = np.zeros(1, dtype=np.int64)
+    with pytest.raises(ValueError, match=f"^{name}: expected at least"):
+        _search_ext.decide(*args)
+
+
 def tight_instance(rng: random.Random) -> Instance:
     """60-100 tensors with sizes from a few values: packing them at the max breadth takes
     some backtracking, with failed subtrees that the ``transposition`` table remembers."""

@@ -507,9 +507,9 @@ def search(instance: Instance, *, time_limit: float | None = None, workers: int 
     bound or time runs out, and with a time limit *prove* refutes for
     ``SPLIT.search_refute`` of it, then goes on in the last stage's rounds, the first of
     which probes the bound in failure-directed orders (:meth:`_Progress.repack`,
-    :meth:`_Progress.bound_round`; switch ``repack``; off, it beam-searches for packings at
-    and above the bound, :meth:`_Progress.beam`, as the improve loop does after its first
-    sweep; with ``beams`` off too, it refutes to the deadline). The improve loop goes on in
+    :meth:`_Progress.bound_round`; with switch ``repack`` off it beam-searches for packings
+    at and above the bound instead, :meth:`_Progress.beam`, as the improve loop does after
+    its first sweep; with ``beams`` off it refutes to the deadline). The improve loop goes on in
     those rounds once it has probed for :data:`REPACK_AFTER` seconds without closing the gap
     (compiled engine).
 
