@@ -1208,13 +1208,10 @@ def _repacked(row: dict) -> str:
 
 
 def round_order_kind(closing: dict) -> str:
-    """The orders of a round at the bound, by its record: ``"prefix-keeping
-    failure-directed"`` when it keeps the ``prefix`` its last order was drawn with,
-    ``"failure-directed"`` when only its ``scores``, else ``"random"`` (a round before
-    either)."""
-    if "prefix" in closing:
-        return "prefix-keeping failure-directed"
-    return "failure-directed" if "scores" in closing else "random"
+    """The orders of a round at the bound, by its record, in :func:`orders_kind`'s words:
+    failure-directed when it keeps the ``scores`` its last order was drawn with,
+    prefix-keeping when the ``prefix`` too, else random (a round before either)."""
+    return orders_kind({"learn": "scores" in closing, "prefixes": "prefix" in closing})
 
 
 def search_long_macros(rows, folder: Path | None = None) -> dict[str, str]:

@@ -24,14 +24,35 @@ typedef struct {
     int held;
 } Array;
 
-static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
+/* An int64 buffer of at least ``at_least`` values (``flags``: extra PyBUF_ flags, e.g.
+ * PyBUF_WRITABLE), held in ``array`` (the caller releases it, on error too). */
+static int get_int64(PyObject *object, Array *array, Py_ssize_t at_least, const char *name,
+                     int flags)
 {
-    if (PyObject_GetBuffer(object, &array->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (PyObject_GetBuffer(object, &array->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | flags) < 0)
         return -1;
     array->held = 1;
     if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
         PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
                      at_least);
+        return -1;
+    }
+    return 0;
+}
+
+static int get_array(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
+{
+    return get_int64(object, array, at_least, name, 0);
+}
+
+/* An optional output argument: None (``array->held`` stays 0) or a writable int64 buffer of
+ * at least ``at_least`` values (released here on error). */
+static int get_output(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
+{
+    if (object == Py_None) return 0;
+    if (get_int64(object, array, at_least, name, PyBUF_WRITABLE) < 0) {
+        if (array->held) PyBuffer_Release(&array->view);
+        array->held = 0;
         return -1;
     }
     return 0;

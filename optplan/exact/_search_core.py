@@ -414,7 +414,7 @@ class _Search:
         self.prep = prep
         self.failures = failures  # None, or per section: the checks that failed there
         self.deepest = deepest  # None, or the longest path of placements that fit
-        self.sequence: list[int] = []  # the placements on the current path, in order
+        self.sequence: list[int] = []  # with deepest: the placements on the current path
         self.capacity = capacity
         self.params = params
         self.deadline = deadline
@@ -590,8 +590,9 @@ class _Search:
                 continue
             self.solution[b] = place
             lowest[b] = PLACED
-            mark = len(self.sequence)
-            self.sequence.append(b)
+            if self.deepest is not None:
+                mark = len(self.sequence)
+                self.sequence.append(b)
             lifted_to = top if alignment == 1 else -(-top // alignment) * alignment
             around = neighbours[b]
             around_lowest = lowest[around]  # placed neighbours read as PLACED
@@ -627,7 +628,8 @@ class _Search:
             lowest[b] = place
             if found:  # a packed part's placements stay in the sequence
                 return True
-            del self.sequence[mark:]
+            if self.deepest is not None:
+                del self.sequence[mark:]
             # ``b`` overlaps no unplaced buffer: its offset can never change, and every later
             # sibling sorts after it, so no later branch can place it.
             if params.sibling_pruning and (not len(around)

@@ -733,25 +733,6 @@ static int init_search(Search *s, const Instance *in, const Params *p, i64 capac
     return 0;
 }
 
-/* An optional output argument: None (``array->held`` stays 0) or a writable int64 buffer of
- * at least ``at_least`` values (released on error). */
-static int get_output(PyObject *object, Array *array, Py_ssize_t at_least, const char *name)
-{
-    if (object == Py_None) return 0;
-    if (PyObject_GetBuffer(object, &array->view,
-                           PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
-        return -1;
-    array->held = 1;
-    if (array->view.itemsize != 8 || array->view.len / 8 < at_least) {
-        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd int64 values", name,
-                     at_least);
-        PyBuffer_Release(&array->view);
-        array->held = 0;
-        return -1;
-    }
-    return 0;
-}
-
 PyDoc_STRVAR(decide_doc,
 "decide(n, sections, alignment, sizes, width, start, end, nb_ptr, nb_idx, sec_ptr, sec_idx,\n"
 "       totals, cuts, capacity, switches, preorders, slice_nodes, seconds, stop,\n"

@@ -182,9 +182,9 @@ class _Progress:
         self.beam_seed, self.beams, self.rounds = beam_seed, 0, 0
         self.probes: list[dict] = []
         self.stop = bytearray(1)  # set once the incumbent meets the bound: stops the other loop
-        # The section weights the rounds at the bound learn (optplan.exact.failures), by
-        # whether they probe the chained instance, kept from round to round.
-        self.learners: dict[bool, Learner] = {}
+        # What the rounds at the bound learn (optplan.exact.failures), kept from round to
+        # round: made by the first round (a run's rounds share its switches).
+        self.learner: Learner | None = None
         self.lock = threading.Lock()
         run.raise_bound(min(bound * prep.scale, run.objective))
         if run.meets_bound():
@@ -329,9 +329,9 @@ class _Progress:
         rng, capacity = random.Random(seed), self.bound
         chains = self.chains if params.chains else None
         base = self.prep if chains is None else chains.prep
-        learner = self.learners.get(chains is not None)
-        if learner is None:
-            learner = self.learners[chains is not None] = Learner(base, self.beam_seed)
+        if self.learner is None:
+            self.learner = Learner(base, self.beam_seed)
+        learner = self.learner
         began = time.perf_counter()
         stop_at = began + REPACK_STALL
         stop_at = stop_at if deadline is None else min(stop_at, deadline)
